@@ -1,0 +1,135 @@
+"""Headless commands: the engine without a window, for scripts, benchmarks and tests.
+
+Node ids on the command line and in the output are the input file's own ids.
+Errors go to stderr with exit status 1 (bad input) or 2 (bad usage).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+COMMANDS = ("info", "route")
+
+
+def _load(files):
+    from engine.io import load
+    t0 = time.perf_counter()
+    graph = load(files)
+    return graph, time.perf_counter() - t0
+
+
+def cmd_info(args) -> dict:
+    graph, seconds = _load(args.files)
+    restrictions = graph.turn_restrictions
+    return {
+        "source": graph.source,
+        "nodes": graph.num_nodes,
+        "arcs": graph.num_arcs,
+        "metrics": {name: {"min": int(w.min()) if w.size else 0,
+                           "max": int(w.max()) if w.size else 0,
+                           "unit": graph.metric_units.get(name, "")}
+                    for name, w in graph.metrics.items()},
+        "coordinates": graph.has_coordinates,
+        "arc_attributes": sorted(graph.arc_attrs),
+        "arc_geometry": graph.geometry_first is not None,
+        "turn_restrictions": len(restrictions) if restrictions is not None else 0,
+        "license": graph.data_license,
+        "load_seconds": round(seconds, 4),
+    }
+
+
+def cmd_route(args) -> dict:
+    from engine import backend as backends
+    from engine.reference import shortest_path
+    from engine.summary import route_summary
+
+    graph, load_seconds = _load(args.files)
+    backend = backends.select(args.backend)
+    s, t = (int(i) for i in graph.index_of([args.source, args.target]))
+    t0 = time.perf_counter()
+    path = shortest_path(graph, s, t, args.metric)
+    compute_ms = (time.perf_counter() - t0) * 1000
+    summary = route_summary(graph, path)
+    return {
+        "from": args.source, "to": args.target, "metric": path.metric,
+        "distance": path.distance, "arcs": path.num_arcs,
+        "length_m": None if summary.length_m is None else round(summary.length_m, 1),
+        "travel_time_s": summary.travel_time_s,
+        "path": graph.node_id[path.nodes].tolist(),
+        "compute_ms": round(compute_ms, 3), "load_seconds": round(load_seconds, 4),
+        "backend": backend.describe(), "method": "reference Dijkstra (scipy)",
+    }
+
+
+def _print_human(command: str, result: dict) -> None:
+    if command == "info":
+        print(f"{result['source']}: {result['nodes']:,} nodes, {result['arcs']:,} arcs")
+        for name, m in result["metrics"].items():
+            unit = f" {m['unit']}" if m["unit"] else ""
+            print(f"  metric {name}: {m['min']:,}..{m['max']:,}{unit}")
+        print(f"  coordinates: {'yes' if result['coordinates'] else 'no'}")
+        print(f"  arc attributes: {', '.join(result['arc_attributes']) or 'none'}")
+        print(f"  arc geometry: {'yes' if result['arc_geometry'] else 'no'}")
+        print(f"  turn restrictions: {result['turn_restrictions']:,}")
+        if result["license"]:
+            print(f"  data: {result['license']}")
+        print(f"  loaded in {result['load_seconds']:.3f} s")
+    else:
+        print(f"{result['metric']} from {result['from']} to {result['to']}: {result['distance']}")
+        extra = []
+        if result["length_m"] is not None:
+            extra.append(f"{result['length_m'] / 1000:.2f} km")
+        extra.append(f"{result['arcs']} arcs")
+        print("  " + ", ".join(extra))
+        print("  path: " + " ".join(map(str, result["path"])))
+        print(f"  computed in {result['compute_ms']:.2f} ms on {result['backend']} "
+              f"({result['method']})")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="routelab", description="RouteLab headless commands")
+    sub = p.add_subparsers(dest="command", required=True)
+    info = sub.add_parser("info", help="describe a graph")
+    info.add_argument("files", nargs="+")
+    info.add_argument("--json", action="store_true")
+    route = sub.add_parser("route", help="shortest path between two nodes")
+    route.add_argument("files", nargs="+")
+    route.add_argument("--from", dest="source", type=int, required=True, help="file node id")
+    route.add_argument("--to", dest="target", type=int, required=True, help="file node id")
+    route.add_argument("--metric", default=None)
+    route.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
+    route.add_argument("--json", action="store_true")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    from engine.backend import BackendError
+    from engine.io import LoadError
+    from engine.reference import Unreachable
+
+    args = parser().parse_args(argv)
+    run = {"info": cmd_info, "route": cmd_route}[args.command]
+    try:
+        result = run(args)
+    except (LoadError, BackendError, Unreachable) as e:
+        print(f"routelab {args.command}: {e}", file=sys.stderr)
+        return 1
+    except KeyError as e:  # unknown node id or metric
+        print(f"routelab {args.command}: {e.args[0]}", file=sys.stderr)
+        return 1
+    if args.json:
+        json.dump(result, sys.stdout, default=_json_default)
+        print()
+    else:
+        _print_human(args.command, result)
+    return 0
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")

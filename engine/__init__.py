@@ -1,0 +1,1 @@
+"""RouteLab engine: road graphs, loaders and routing algorithms. Never imports Qt."""

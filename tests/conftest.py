@@ -1,0 +1,54 @@
+"""Shared fixtures: where the shared data lives, and skipping GPU tests without a GPU."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("ROUTELAB_DATA", ROOT.parent / "shared" / "data"))
+NY_D = DATA / "dimacs" / "USA-road-d.NY.gr.gz"
+NY_T = DATA / "dimacs" / "USA-road-t.NY.gr.gz"
+NY_CO = DATA / "dimacs" / "USA-road-d.NY.co.gz"
+ROME = DATA / "dimacs" / "rome99.gr"
+PORTO = DATA / "osm" / "porto_portugal.osm.pbf"
+
+
+def need(path: Path) -> Path:
+    """Skip the calling test, with the reason, when a shared data file is absent."""
+    if not path.exists():
+        pytest.skip(f"shared data file {path} is absent (see shared/data/README.md)")
+    return path
+
+
+def _gpu_available() -> bool:
+    try:
+        from engine.backend import gpu_backend
+        gpu_backend()
+        return True
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    gpu_items = [item for item in items if "gpu" in item.keywords]
+    if gpu_items and not _gpu_available():
+        skip = pytest.mark.skip(reason="needs CuPy and a CUDA device (run scripts/gpu_check there)")
+        for item in gpu_items:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def ny():
+    from engine.io import load
+    need(NY_D)
+    return load([NY_D])
+
+
+@pytest.fixture(scope="session")
+def rome():
+    from engine.io import load
+    return load([need(ROME)])

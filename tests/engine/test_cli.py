@@ -1,0 +1,68 @@
+"""Headless commands: file ids in and out, JSON, errors on stderr with exit 1."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from app.main import main
+from tests.conftest import ROME, need
+
+GR = "p sp 4 4\na 1 2 5\na 2 3 7\na 1 3 20\na 4 1 1\n"
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    path = tmp_path / "tiny.gr"
+    path.write_text(GR)
+    return str(path)
+
+
+def run_json(capsys, *argv):
+    assert main(list(argv) + ["--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_info(capsys, tiny):
+    info = run_json(capsys, "info", tiny)
+    assert (info["nodes"], info["arcs"], info["coordinates"]) == (4, 4, False)
+    assert info["metrics"]["weight"] == {"min": 1, "max": 20, "unit": ""}
+
+
+def test_route_uses_file_ids(capsys, tiny):
+    r = run_json(capsys, "route", tiny, "--from", "1", "--to", "3", "--backend", "cpu")
+    assert r["distance"] == 12 and r["path"] == [1, 2, 3] and r["arcs"] == 2
+    assert r["compute_ms"] >= 0
+
+
+def test_human_output(capsys, tiny):
+    assert main(["route", tiny, "--from", "4", "--to", "3", "--backend", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "weight from 4 to 3: 13" in out and "path: 4 1 2 3" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["route", "{f}", "--from", "1", "--to", "9"], "unknown node id 9"),
+    (["route", "{f}", "--from", "3", "--to", "4"], "node 4 cannot be reached from node 3"),
+    (["route", "{f}", "--from", "1", "--to", "2", "--metric", "time"], "unknown metric 'time'"),
+    (["info", "/no/such/file.gr"], "no such file"),
+])
+def test_errors_go_to_stderr_with_status_1(capsys, tiny, argv, message):
+    assert main([a.replace("{f}", tiny) for a in argv]) == 1
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""
+
+
+def test_entry_point_runs_without_qt(tiny):
+    code = ("import sys; from app.main import main; rc = main(['info', sys.argv[1]]); "
+            "assert 'PySide6' not in sys.modules; sys.exit(rc)")
+    done = subprocess.run([sys.executable, "-c", code, tiny], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "4 nodes, 4 arcs" in done.stdout
+
+
+def test_rome_route(capsys):
+    r = run_json(capsys, "route", str(need(ROME)), "--from", "1", "--to", "3000")
+    assert r["distance"] > 0 and r["path"][0] == 1 and r["path"][-1] == 3000

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""RouteLab benchmarks: every speed figure the project claims comes from here.
+
+    python scripts/bench.py                      # all sections, print the tables
+    python scripts/bench.py --only load --write  # one section, also into docs/benchmarks.md
+
+Each section prints a Markdown table; ``--write`` replaces that section in
+docs/benchmarks.md (between ``<!-- bench:NAME -->`` markers) with the table, the
+command, the machine and the date, so figures from different machines coexist.
+Targets are listed beside each figure; they are goals, not test assertions.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DATA = Path(os.environ.get("ROUTELAB_DATA", ROOT.parent / "shared" / "data"))
+DOC = ROOT / "docs" / "benchmarks.md"
+
+
+def timed(fn, *args, **kwargs):
+    t0 = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return result, time.perf_counter() - t0
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+# ---------------------------------------------------------------- sections
+def bench_load() -> tuple[list[str], list[list[str]]]:
+    """Load times: DIMACS NY (both metrics + coordinates), its cache, Porto OSM, generated."""
+    from engine.generate import generate_road_network
+    from engine.io import load
+    from engine.io.cache import save_cache
+
+    rows = []
+    ny = DATA / "dimacs" / "USA-road-d.NY.gr.gz"
+    if ny.exists():
+        g, s = best_of(2, load, [ny])
+        rows.append(["DIMACS NY .gr.gz x2 + .co.gz", f"{g.num_nodes:,}", f"{g.num_arcs:,}", f"{s:.2f} s", "≤ 3 s"])
+        cache = Path("/tmp/routelab-bench-ny.rlg")
+        save_cache(g, cache)
+        h, s = best_of(3, load, [cache])
+        rows.append(["NY from the native cache", f"{h.num_nodes:,}", f"{h.num_arcs:,}", f"{s:.3f} s", "≤ 0.5 s"])
+        cache.unlink()
+    porto = DATA / "osm" / "porto_portugal.osm.pbf"
+    if porto.exists():
+        g, s = best_of(1, load, [porto])
+        rows.append(["Porto OSM .pbf", f"{g.num_nodes:,}", f"{g.num_arcs:,}", f"{s:.1f} s", "≤ 30 s"])
+    g, s = best_of(2, generate_road_network, 100_000, seed=1)
+    rows.append(["generated default (100 k)", f"{g.num_nodes:,}", f"{g.num_arcs:,}", f"{s:.2f} s", "≤ 2 s"])
+    g, s = best_of(1, generate_road_network, 2_000_000, seed=1)
+    rows.append(["generated 2 M", f"{g.num_nodes:,}", f"{g.num_arcs:,}", f"{s:.1f} s", "≤ 60 s"])
+    return ["graph", "nodes", "arcs", "load time (best of runs)", "target"], rows
+
+
+def bench_dijkstra() -> tuple[list[str], list[list[str]]]:
+    """Reference one-to-all Dijkstra (scipy) on NY, median over 20 random sources."""
+    import numpy as np
+
+    from engine.io import load
+    from engine.reference import scipy_matrix, sssp
+
+    ny = DATA / "dimacs" / "USA-road-d.NY.gr.gz"
+    if not ny.exists():
+        return ["graph", "note"], [["NY", "shared data absent"]]
+    g = load([ny])
+    rows = []
+    rng = np.random.default_rng(7)
+    sources = rng.integers(0, g.num_nodes, 20)
+    for metric in g.metric_names:
+        matrix = scipy_matrix(g, metric)     # built once, like the engine does
+        sssp(g, 0, metric, matrix)           # warm-up
+        times = [timed(sssp, g, int(s), metric, matrix)[1] for s in sources]
+        rows.append([f"NY {metric}", f"{g.num_nodes:,}", "20",
+                     f"{statistics.median(times) * 1000:.1f} ms",
+                     f"{min(times) * 1000:.1f}–{max(times) * 1000:.1f} ms"])
+    return ["graph", "nodes", "sources", "median one-to-all (tree + parent arcs)", "range"], rows
+
+
+def best_of(runs: int, fn, *args, **kwargs):
+    best = None
+    for _ in range(runs):
+        result, seconds = timed(fn, *args, **kwargs)
+        best = seconds if best is None else min(best, seconds)
+    return result, best
+
+
+SECTIONS = {"load": bench_load, "dijkstra": bench_dijkstra}
+TITLES = {"load": "Load times", "dijkstra": "Reference Dijkstra (scipy, CPU)"}
+
+
+# ----------------------------------------------------------------- output
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def write_section(name: str, body: str) -> None:
+    DOC.parent.mkdir(exist_ok=True)
+    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n\nEvery figure here was produced by `scripts/bench.py`; each section says how, where and when.\n"
+    start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+    block = f"{start}\n{body}\n{end}"
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
+    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
+    DOC.write_text(text)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections: " + ", ".join(SECTIONS))
+    parser.add_argument("--write", action="store_true", help="also write the sections into docs/benchmarks.md")
+    args = parser.parse_args()
+    names = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = [n for n in names if n not in SECTIONS]
+    if unknown:
+        parser.error(f"unknown section(s): {', '.join(unknown)}")
+    command = "python scripts/bench.py --only " + ",".join(names) + (" --write" if args.write else "")
+    for name in names:
+        header, rows = SECTIONS[name]()
+        body = (f"## {TITLES[name]}\n\n{table(header, rows)}\n\n"
+                f"Command: `{command}` · machine: {machine()} · "
+                f"date: {dt.date.today().isoformat()}\n")
+        print(body)
+        if args.write:
+            write_section(name, body)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

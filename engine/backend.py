@@ -89,3 +89,28 @@ def select(choice: str = "auto") -> Backend:
 
 def current() -> Backend:
     return _selected or select("auto")
+
+
+# ------------------------------------------------------------------ CUDA kernels
+_modules: dict[tuple[str, tuple[str, ...]], object] = {}
+
+
+def kernel_source(name: str) -> str:
+    """The text of ``engine/kernels/NAME.cu`` (package data)."""
+    from importlib import resources
+    return resources.files("engine.kernels").joinpath(f"{name}.cu").read_text()
+
+
+def load_module(name: str, defines: tuple[str, ...] = ()):
+    """Compile ``engine/kernels/NAME.cu`` once per process (and per set of -D defines).
+
+    CuPy also caches the compiled binary on disk, so a later process only links it.
+    """
+    key = (name, tuple(defines))
+    if key not in _modules:
+        import cupy
+        options = ("--std=c++17",) + tuple(f"-D{d}" for d in defines)
+        module = cupy.RawModule(code=kernel_source(name), options=options)
+        module.compile()
+        _modules[key] = module
+    return _modules[key]

@@ -1,0 +1,396 @@
+"""The engine thread (DESIGN principle 6): one long-lived QThread owns the graph and the device.
+
+``EngineWorker`` lives in that thread and holds the current RoadGraph. ``EngineClient``
+lives in the GUI thread: its methods send requests to the worker as queued signals, and
+it re-emits every answer as its own signal, so GUI code (and tests) only ever connect to
+an object of the GUI thread.
+
+Long jobs get a ``CancelToken``; ``EngineClient.cancel()`` calls ``token.cancel()``
+directly (thread-safe) and the job ends with ``job_cancelled``. Any exception becomes a
+readable message (``job_failed`` / ``route_failed`` / ``error``) and the previous graph
+stays loaded.
+"""
+from __future__ import annotations
+
+import atexit
+import inspect
+import itertools
+import sys
+import time
+import traceback
+import weakref
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable
+
+import numpy as np
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
+
+from engine import backend as engine_backend
+from engine import reference
+from engine.graph import RoadGraph
+from engine.io.errors import LoadError
+from engine.progress import Cancelled, CancelToken
+from engine.summary import route_summary
+
+from app.network_geometry import NetworkDrawing, build_drawing, route_polyline
+
+DEFAULT_NETWORK_NODES = 100_000
+DEFAULT_NETWORK_SEED = 1
+PROGRESS_INTERVAL_S = 0.05
+
+# job(progress, cancel) -> RoadGraph; runs on the engine thread, must not touch Qt.
+GraphFn = Callable[..., RoadGraph]
+
+
+@dataclass(frozen=True)
+class GraphJob:
+    job_id: int
+    label: str            # shown while it runs, e.g. "Opening NY.gr"
+    fn: GraphFn
+    token: CancelToken
+
+
+@dataclass(frozen=True)
+class LoadedGraph:
+    job_id: int
+    serial: int                      # changes with every graph the worker adopts
+    graph: RoadGraph
+    drawing: NetworkDrawing | None   # None when the graph has no coordinates
+    seconds: float
+
+
+@dataclass(frozen=True)
+class RouteRequest:
+    request_id: int
+    graph_serial: int
+    source: int           # internal node indices
+    target: int
+    metric: str
+
+
+@dataclass(frozen=True)
+class RouteResult:
+    request_id: int
+    source: int
+    target: int
+    metric: str
+    path: reference.Path
+    xy: np.ndarray | None    # [k, 2] polyline along arc geometry, None without coordinates
+    summary: str
+    compute_ms: float
+
+
+def readable(exc: BaseException) -> str:
+    """A message a person can act on: LoadError text as is, else type and message."""
+    if isinstance(exc, (LoadError, reference.Unreachable)):
+        return str(exc)
+    if isinstance(exc, MemoryError):
+        return "out of memory"
+    text = str(exc) or exc.__class__.__name__
+    return f"{exc.__class__.__name__}: {text}" if not isinstance(exc, KeyError) else text.strip("'\"")
+
+
+def generate_default_network(num_nodes: int, seed: int, progress, cancel) -> RoadGraph:
+    try:
+        from engine.generate import generate_road_network
+    except ImportError as e:
+        raise RuntimeError(f"the road network generator is not available ({e})") from None
+    params = inspect.signature(generate_road_network).parameters
+    extra = {k: v for k, v in (("progress", progress), ("cancel", cancel)) if k in params}
+    return generate_road_network(num_nodes=num_nodes, seed=seed, **extra)
+
+
+def _open_files(paths: list[str], progress, cancel) -> RoadGraph:
+    from engine import io
+    return io.load(paths, progress=progress, cancel=cancel)
+
+
+class EngineWorker(QObject):
+    """Runs on the engine thread. Slots are called through queued signals only."""
+
+    backend_ready = Signal(str, str)            # name, description
+    job_started = Signal(int, str)              # job id, label
+    job_progress = Signal(int, float, str)      # job id, fraction, message
+    job_cancelled = Signal(int, str)
+    job_failed = Signal(int, str)
+    graph_loaded = Signal(object)               # LoadedGraph
+    route_found = Signal(object)                # RouteResult
+    route_failed = Signal(int, str)             # request id, message
+    saved = Signal(str)
+    error = Signal(str)
+
+    def __init__(self, backend_choice: str = "auto") -> None:
+        super().__init__()
+        self.backend_choice = backend_choice
+        self.backend = None
+        self.graph: RoadGraph | None = None
+        self.drawing: NetworkDrawing | None = None
+        self.serial = 0
+
+    @Slot()
+    def on_started(self) -> None:
+        """Thread started: choose the backend here, so device state belongs to this thread."""
+        try:
+            self.backend = engine_backend.select(self.backend_choice)
+        except Exception as e:
+            self.error.emit(f"{readable(e)}; using the CPU")
+            self.backend = engine_backend.select("cpu")
+        self.backend_ready.emit(self.backend.name, self.backend.describe())
+
+    @Slot(object)
+    def run_graph_job(self, job: GraphJob) -> None:
+        self.job_started.emit(job.job_id, job.label)
+        started = time.perf_counter()
+        progress = self._progress_fn(job.job_id)
+        try:
+            job.token.check()
+            graph = job.fn(progress=progress, cancel=job.token)
+            job.token.check()
+            progress(0.97, "Preparing the map")
+            _ = graph.tail, graph.xy            # fill the lazy caches on this thread
+            drawing = build_drawing(graph)
+            reference.scipy_matrix(graph, graph.default_metric)   # built once, cached by the engine
+            job.token.check()
+        except Cancelled:
+            self.job_cancelled.emit(job.job_id, f"{job.label}: cancelled")
+            return
+        except BaseException as e:  # noqa: BLE001 - nothing may kill the window
+            if not isinstance(e, LoadError):   # bad input is expected; anything else is a bug
+                traceback.print_exc(file=sys.stderr)
+            self.job_failed.emit(job.job_id, readable(e))
+            return
+        self.graph, self.drawing = graph, drawing
+        self.serial += 1
+        self.graph_loaded.emit(LoadedGraph(job.job_id, self.serial, graph, drawing,
+                                           time.perf_counter() - started))
+
+    @Slot(object)
+    def route(self, req: RouteRequest) -> None:
+        graph = self.graph
+        try:
+            if graph is None or req.graph_serial != self.serial:
+                raise RuntimeError("the graph changed; route again")
+            matrix = reference.scipy_matrix(graph, req.metric)
+            t0 = time.perf_counter()
+            tree = reference.sssp(graph, req.source, req.metric, matrix)
+            path = reference.path_from_tree(graph, tree, req.target)
+            ms = (time.perf_counter() - t0) * 1000
+            xy = None if self.drawing is None else route_polyline(self.drawing.points, graph, path.arcs)
+            text = route_summary(graph, path).text(ms)
+        except BaseException as e:  # noqa: BLE001
+            if not isinstance(e, reference.Unreachable):
+                traceback.print_exc(file=sys.stderr)
+            self.route_failed.emit(req.request_id, readable(e))
+            return
+        self.route_found.emit(RouteResult(req.request_id, req.source, req.target, req.metric,
+                                          path, xy, text, ms))
+
+    @Slot(str)
+    def save_cache(self, path: str) -> None:
+        try:
+            if self.graph is None:
+                raise RuntimeError("no graph is loaded")
+            from engine.io.cache import save_cache
+            written = save_cache(self.graph, path)
+        except BaseException as e:  # noqa: BLE001
+            traceback.print_exc(file=sys.stderr)
+            self.error.emit(f"Could not save the cache: {readable(e)}")
+            return
+        self.saved.emit(str(written or path))
+
+    def _progress_fn(self, job_id: int):
+        """progress(fraction, message) for engine code; emits at most every 50 ms."""
+        last = [0.0, None]
+
+        def progress(fraction: float, message: str = "") -> None:
+            now = time.perf_counter()
+            if message != last[1] or now - last[0] >= PROGRESS_INTERVAL_S or fraction >= 1:
+                last[0], last[1] = now, message
+                self.job_progress.emit(job_id, float(fraction), message)
+        return progress
+
+
+class EngineClient(QObject):
+    """GUI-thread face of the engine thread: typed requests, answers re-emitted here."""
+
+    backend_ready = Signal(str, str)
+    job_started = Signal(int, str)
+    job_progress = Signal(int, float, str)
+    job_cancelled = Signal(int, str)
+    job_failed = Signal(int, str)
+    graph_loaded = Signal(object)
+    route_found = Signal(object)
+    route_failed = Signal(int, str)
+    saved = Signal(str)
+    error = Signal(str)
+
+    # requests, delivered to the worker's thread
+    _run_graph_job = Signal(object)
+    _route = Signal(object)
+    _save_cache = Signal(str)
+
+    def __init__(self, backend_choice: str = "auto", parent=None) -> None:
+        super().__init__(parent)
+        self.backend_name = ""
+        self.backend_description = ""
+        self.graph: RoadGraph | None = None
+        self.serial = 0
+        self._ids = itertools.count(1)
+        self._token: CancelToken | None = None
+        self.current_job: int | None = None
+        self._route_in_flight = False
+        self._pending_route: RouteRequest | None = None
+
+        self._thread = QThread()
+        self._thread.setObjectName("RouteLab engine")
+        self.worker = EngineWorker(backend_choice)
+        self.worker.moveToThread(self._thread)
+        self._thread.started.connect(self.worker.on_started)
+        self._run_graph_job.connect(self.worker.run_graph_job)
+        self._route.connect(self.worker.route)
+        self._save_cache.connect(self.worker.save_cache)
+        w = self.worker
+        w.backend_ready.connect(self._on_backend_ready)
+        w.job_started.connect(self._on_job_started)
+        w.job_progress.connect(self._on_job_progress)
+        w.job_cancelled.connect(self._on_job_cancelled)
+        w.job_failed.connect(self._on_job_failed)
+        w.graph_loaded.connect(self._on_graph_loaded)
+        w.route_found.connect(self._on_route_found)
+        w.route_failed.connect(self._on_route_failed)
+        w.saved.connect(self._on_saved)
+        w.error.connect(self._on_error)
+        self._thread.start()
+        _running_clients.add(self)
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+
+    # ------------------------------------------------------------- requests
+    @property
+    def busy(self) -> bool:
+        return self.current_job is not None
+
+    def open_files(self, paths) -> int:
+        paths = [str(p) for p in paths]
+        names = ", ".join(p.replace("\\", "/").rsplit("/", 1)[-1] for p in paths)
+        return self.load_with(f"Opening {names}", partial(_open_files, paths))
+
+    def generate_default(self, num_nodes: int = DEFAULT_NETWORK_NODES,
+                         seed: int = DEFAULT_NETWORK_SEED) -> int:
+        return self.load_with(f"Generating a road network of {num_nodes:,} nodes",
+                              partial(generate_default_network, num_nodes, seed))
+
+    def adopt_graph(self, graph: RoadGraph, label: str = "Preparing graph") -> int:
+        """Hand an already built graph to the engine (tests, future producers)."""
+        return self.load_with(label, lambda progress, cancel: graph)
+
+    def load_with(self, label: str, fn: GraphFn) -> int:
+        """Run ``fn(progress=, cancel=) -> RoadGraph`` on the engine thread; a running
+        load is cancelled first, the newest request wins."""
+        self.cancel()
+        job = GraphJob(next(self._ids), label, fn, CancelToken())
+        self._token, self.current_job = job.token, job.job_id
+        self._run_graph_job.emit(job)
+        return job.job_id
+
+    def cancel(self) -> None:
+        if self._token is not None:
+            self._token.cancel()
+
+    def route(self, source: int, target: int, metric: str) -> int:
+        """Ask for a route; while one is computing only the newest request waits."""
+        req = RouteRequest(next(self._ids), self.serial, int(source), int(target), metric)
+        if self._route_in_flight:
+            self._pending_route = req
+        else:
+            self._route_in_flight = True
+            self._route.emit(req)
+        return req.request_id
+
+    def drop_pending_route(self) -> None:
+        self._pending_route = None
+
+    def save_cache(self, path: str) -> None:
+        self._save_cache.emit(str(path))
+
+    def shutdown(self, timeout_ms: int = 10_000) -> None:
+        if self._thread.isRunning():
+            self.cancel()
+            self._thread.quit()
+            self._thread.wait(timeout_ms)
+
+    # ---------------------------------------------------- answers (GUI thread)
+    def _job_done(self, job_id: int) -> None:
+        if job_id == self.current_job:
+            self.current_job, self._token = None, None
+
+    @Slot(str, str)
+    def _on_backend_ready(self, name: str, description: str) -> None:
+        self.backend_name, self.backend_description = name, description
+        self.backend_ready.emit(name, description)
+
+    @Slot(int, str)
+    def _on_job_started(self, job_id: int, label: str) -> None:
+        self.job_started.emit(job_id, label)
+
+    @Slot(int, float, str)
+    def _on_job_progress(self, job_id: int, fraction: float, message: str) -> None:
+        self.job_progress.emit(job_id, fraction, message)
+
+    @Slot(int, str)
+    def _on_job_cancelled(self, job_id: int, message: str) -> None:
+        self._job_done(job_id)
+        self.job_cancelled.emit(job_id, message)
+
+    @Slot(int, str)
+    def _on_job_failed(self, job_id: int, message: str) -> None:
+        self._job_done(job_id)
+        self.job_failed.emit(job_id, message)
+
+    @Slot(object)
+    def _on_graph_loaded(self, loaded: LoadedGraph) -> None:
+        self._job_done(loaded.job_id)
+        self.graph, self.serial = loaded.graph, loaded.serial
+        self._pending_route = None
+        self.graph_loaded.emit(loaded)
+
+    def _route_done(self) -> None:
+        self._route_in_flight = False
+        req, self._pending_route = self._pending_route, None
+        if req is not None and req.graph_serial == self.serial:
+            self._route_in_flight = True
+            self._route.emit(req)
+
+    @Slot(object)
+    def _on_route_found(self, result: RouteResult) -> None:
+        self._route_done()
+        self.route_found.emit(result)
+
+    @Slot(int, str)
+    def _on_route_failed(self, request_id: int, message: str) -> None:
+        self._route_done()
+        self.route_failed.emit(request_id, message)
+
+    @Slot(str)
+    def _on_saved(self, path: str) -> None:
+        self.saved.emit(path)
+
+    @Slot(str)
+    def _on_error(self, message: str) -> None:
+        self.error.emit(message)
+
+
+# A QThread destroyed while running aborts the process: stop any engine thread left
+# running when Python exits (a script that never closed its window).
+_running_clients: "weakref.WeakSet[EngineClient]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_engine_threads() -> None:
+    for client in list(_running_clients):
+        try:
+            client.shutdown()
+        except RuntimeError:   # its Qt objects are already gone
+            pass

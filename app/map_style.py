@@ -1,0 +1,53 @@
+"""How the map looks: road-class groups, their colours, widths and stacking order.
+
+Road classes (engine.graph.ROAD_CLASSES) are binned into a few groups; each group is
+one big curve on the map, so the number of drawn items stays small (DESIGN principle 7).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.graph import ROAD_CLASS_INDEX, ROAD_CLASSES
+
+
+@dataclass(frozen=True)
+class RoadGroup:
+    label: str
+    classes: tuple[str, ...]
+    color: tuple[int, int, int]
+    width: float      # pixels (cosmetic pen)
+    z: float          # stacking order: major roads on top
+    major: bool       # kept when zoomed far out
+
+
+ROAD_GROUPS: tuple[RoadGroup, ...] = (
+    RoadGroup("motorway", ("motorway",), (190, 30, 60), 2.6, 8, True),
+    RoadGroup("trunk", ("trunk",), (230, 95, 30), 2.2, 7, True),
+    RoadGroup("primary", ("primary",), (240, 160, 20), 1.8, 6, True),
+    RoadGroup("secondary", ("secondary",), (150, 150, 30), 1.4, 5, True),
+    RoadGroup("tertiary", ("tertiary",), (120, 120, 120), 1.0, 4, False),
+    RoadGroup("minor", ("unclassified", "residential", "living_street"), (170, 170, 170), 1.0, 3, False),
+    RoadGroup("service", ("service",), (200, 200, 200), 1.0, 2, False),
+    RoadGroup("ferry", ("ferry",), (70, 130, 200), 1.0, 1, False),
+)
+
+# A graph without road classes is drawn as one group in this style.
+PLAIN_GROUP = RoadGroup("road", (), (105, 105, 105), 1.0, 3, True)
+
+# road_class value -> group index into ROAD_GROUPS
+CLASS_TO_GROUP = np.zeros(len(ROAD_CLASSES), dtype=np.int8)
+for _g, _group in enumerate(ROAD_GROUPS):
+    for _name in _group.classes:
+        CLASS_TO_GROUP[ROAD_CLASS_INDEX[_name]] = _g
+assert {c for g in ROAD_GROUPS for c in g.classes} == set(ROAD_CLASSES)
+
+BACKGROUND = (246, 244, 238)
+ROUTE_COLOR = (25, 95, 235)
+ROUTE_CASING = (255, 255, 255)
+ROUTE_WIDTH = 5.0
+SOURCE_COLOR = (20, 160, 70)
+TARGET_COLOR = (215, 30, 120)
+NODE_COLOR = (70, 70, 70, 200)
+MARKER_SIZE = 16

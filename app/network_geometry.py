@@ -1,0 +1,225 @@
+"""What the map draws, as flat NumPy arrays (no Qt): built once per graph on the engine thread.
+
+* ``build_drawing(graph)`` turns the arcs into line segments in projected metres
+  (``graph.xy``), following per-arc geometry, one segment chain per two-way road,
+  sorted by road-class group.
+* Level of detail: coarser copies of the segments made by vertex clustering on grids
+  of doubling cell size (every point snaps to the mean of its grid cell, segments that
+  collapse or repeat are dropped). At a zoom where a cell is at most a pixel the picture
+  is the same, with far fewer segments. ``NetworkDrawing.level_for(metres_per_pixel)``
+  picks one; ``Level.pairs(group, rect)`` gives x/y arrays for ``connect='pairs'``.
+* ``route_polyline(drawing, graph, arcs)``: the points of a path along arc geometry.
+* Picking: a cKDTree on the node coordinates.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from engine.graph import EARTH_RADIUS_M, RoadGraph
+
+from app.map_style import CLASS_TO_GROUP, PLAIN_GROUP, ROAD_GROUPS
+
+# Coarsest level: the whole network about this many cells wide (a map ~half that wide).
+COARSEST_CELLS = 512
+# Stop refining once a level keeps more than this share of the exact segments.
+KEEP_LEVEL_BELOW = 0.8
+
+
+def lonlat_projector(graph: RoadGraph):
+    """Function (lon, lat) -> [k, 2] metres in the same projection as ``graph.xy``.
+
+    Mirrors engine.graph.project_lonlat (equirectangular about the node bbox centre);
+    a test checks the two agree.
+    """
+    lon0 = 0.5 * (graph.lon.min() + graph.lon.max())
+    lat0 = 0.5 * (graph.lat.min() + graph.lat.max())
+    k = np.pi / 180.0 * EARTH_RADIUS_M
+    kx = k * np.cos(np.radians(lat0))
+
+    def project(lon, lat) -> np.ndarray:
+        return np.stack([(np.asarray(lon) - lon0) * kx, (np.asarray(lat) - lat0) * k], axis=1)
+    return project
+
+
+@dataclass(frozen=True)
+class Level:
+    """Segments of one level of detail, sorted by group: group g is [first[g], first[g+1])."""
+    cell: float                 # grid cell in metres; 0 for the exact geometry
+    x0: np.ndarray              # float64 [s]
+    y0: np.ndarray
+    x1: np.ndarray
+    y1: np.ndarray
+    group_first: np.ndarray     # int64 [num_groups + 1]
+
+    @property
+    def num_segments(self) -> int:
+        return int(self.x0.size)
+
+    def pairs(self, group: int, rect=None) -> tuple[np.ndarray, np.ndarray]:
+        """Interleaved x, y (start, end, start, end, ...) of a group's segments.
+
+        ``rect`` = (xmin, ymin, xmax, ymax) keeps only segments whose box meets it.
+        """
+        a, b = self.group_first[group], self.group_first[group + 1]
+        x0, y0, x1, y1 = self.x0[a:b], self.y0[a:b], self.x1[a:b], self.y1[a:b]
+        if rect is not None:
+            xmin, ymin, xmax, ymax = rect
+            keep = ((np.maximum(x0, x1) >= xmin) & (np.minimum(x0, x1) <= xmax) &
+                    (np.maximum(y0, y1) >= ymin) & (np.minimum(y0, y1) <= ymax))
+            x0, y0, x1, y1 = x0[keep], y0[keep], x1[keep], y1[keep]
+        x = np.empty(2 * x0.size)
+        y = np.empty(2 * x0.size)
+        x[0::2], x[1::2], y[0::2], y[1::2] = x0, x1, y0, y1
+        return x, y
+
+
+@dataclass(frozen=True)
+class NetworkDrawing:
+    groups: tuple                  # RoadGroup per group index
+    points: np.ndarray             # float64 [v, 2]: node xy, then projected geometry points
+    num_nodes: int
+    levels: tuple[Level, ...]      # coarsest first; the last one is exact (cell 0)
+    bounds: tuple[float, float, float, float]   # xmin, ymin, xmax, ymax of all points
+    tree: cKDTree                  # on node xy, for picking
+
+    @property
+    def node_xy(self) -> np.ndarray:
+        return self.points[:self.num_nodes]
+
+    @property
+    def exact(self) -> Level:
+        return self.levels[-1]
+
+    def level_for(self, metres_per_pixel: float) -> Level:
+        """The coarsest level whose grid cell is at most one pixel."""
+        for level in self.levels:
+            if level.cell <= metres_per_pixel:
+                return level
+        return self.exact
+
+    def nearest_node(self, x: float, y: float) -> int:
+        return int(self.tree.query([x, y])[1])
+
+    def nodes_in(self, rect) -> np.ndarray:
+        xmin, ymin, xmax, ymax = rect
+        xy = self.node_xy
+        return np.flatnonzero((xy[:, 0] >= xmin) & (xy[:, 0] <= xmax) &
+                              (xy[:, 1] >= ymin) & (xy[:, 1] <= ymax))
+
+
+def arc_chains(graph: RoadGraph, arcs: np.ndarray):
+    """Point indices of each arc's polyline, concatenated: tail, interior points, head.
+
+    Interior points are numbered after the nodes (``num_nodes + geometry index``).
+    Returns (indices, starts, interior_counts).
+    """
+    arcs = np.asarray(arcs, dtype=np.int64)
+    n = graph.num_nodes
+    if graph.geometry_first is None:
+        k = np.zeros(arcs.size, dtype=np.int64)
+    else:
+        k = graph.geometry_first[arcs + 1] - graph.geometry_first[arcs]
+    lengths = k + 2
+    starts = np.zeros(arcs.size, dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    idx = np.empty(int(lengths.sum()), dtype=np.int64)
+    idx[starts] = graph.tail[arcs]
+    idx[starts + k + 1] = graph.head[arcs]
+    total_k = int(k.sum())
+    if total_k:
+        k_first = np.zeros(arcs.size, dtype=np.int64)
+        np.cumsum(k[:-1], out=k_first[1:])
+        within = np.arange(total_k) - np.repeat(k_first, k)
+        idx[np.repeat(starts + 1, k) + within] = n + np.repeat(graph.geometry_first[arcs], k) + within
+    return idx, starts, k
+
+
+def drawing_points(graph: RoadGraph) -> np.ndarray:
+    """Node xy followed by the projected interior geometry points."""
+    if graph.geometry_lonlat is None or graph.geometry_lonlat.size == 0:
+        return np.asarray(graph.xy, dtype=np.float64)
+    g = graph.geometry_lonlat
+    return np.concatenate([graph.xy, lonlat_projector(graph)(g[:, 0], g[:, 1])])
+
+
+def route_polyline(points: np.ndarray, graph: RoadGraph, arcs: np.ndarray) -> np.ndarray:
+    """[k, 2] points of a path (arcs in order) along its arc geometry."""
+    arcs = np.asarray(arcs)
+    if arcs.size == 0:
+        return np.zeros((0, 2))
+    idx, starts, k = arc_chains(graph, arcs)
+    keep = np.ones(idx.size, dtype=bool)
+    keep[(starts + k + 1)[:-1]] = False   # a head repeats the next arc's tail
+    return points[idx[keep]]
+
+
+def build_drawing(graph: RoadGraph, coarsest_cells: int | None = None) -> NetworkDrawing | None:
+    """Segments and levels of detail for a graph with coordinates (None without)."""
+    if graph.xy is None:
+        return None
+    n = graph.num_nodes
+    points = drawing_points(graph)
+    # one arc per road: u->v and v->u are drawn once
+    lo = np.minimum(graph.tail, graph.head).astype(np.int64)
+    hi = np.maximum(graph.tail, graph.head).astype(np.int64)
+    _, arcs = np.unique(lo * max(n, 1) + hi, return_index=True)
+    if "road_class" in graph.arc_attrs:
+        groups = ROAD_GROUPS
+        arc_group = CLASS_TO_GROUP[graph.arc_attrs["road_class"][arcs].astype(np.int64)]
+    else:
+        groups = (PLAIN_GROUP,)
+        arc_group = np.zeros(arcs.size, dtype=np.int8)
+
+    idx, starts, k = arc_chains(graph, arcs)
+    is_start = np.ones(max(idx.size - 1, 0), dtype=bool)
+    is_start[(starts + k + 1)[:-1]] = False   # the last point of a chain starts nothing
+    seg_a = idx[:-1][is_start]
+    seg_b = idx[1:][is_start]
+    seg_group = np.repeat(arc_group, k + 1)
+
+    if points.size:
+        bounds = (*points.min(axis=0), *points.max(axis=0))
+    else:
+        bounds = (0.0, 0.0, 1.0, 1.0)
+    exact = _level(0.0, points, seg_a, seg_b, seg_group, len(groups))
+    levels = []
+    extent = max(bounds[2] - bounds[0], bounds[3] - bounds[1])
+    cell = extent / (coarsest_cells or COARSEST_CELLS)
+    while cell > 0 and seg_a.size and len(levels) < 16:
+        level = _clustered_level(cell, points, bounds, seg_a, seg_b, seg_group, len(groups))
+        if level.num_segments > KEEP_LEVEL_BELOW * exact.num_segments:
+            break
+        levels.append(level)
+        cell /= 2
+    return NetworkDrawing(tuple(groups), points, n, (*levels, exact), tuple(map(float, bounds)),
+                          cKDTree(graph.xy))
+
+
+def _level(cell, points, seg_a, seg_b, seg_group, num_groups) -> Level:
+    order = np.argsort(seg_group, kind="stable")
+    a, b = seg_a[order], seg_b[order]
+    first = np.zeros(num_groups + 1, dtype=np.int64)
+    np.cumsum(np.bincount(seg_group, minlength=num_groups), out=first[1:])
+    return Level(cell, points[a, 0], points[a, 1], points[b, 0], points[b, 1], first)
+
+
+def _clustered_level(cell, points, bounds, seg_a, seg_b, seg_group, num_groups) -> Level:
+    """Vertex clustering: snap points to the mean of their grid cell, drop collapsed
+    and repeated segments (per group)."""
+    ij = np.floor((points - np.asarray(bounds[:2])) / cell).astype(np.int64)
+    key = ij[:, 0] * (int(ij[:, 1].max()) + 1) + ij[:, 1]
+    _, cluster = np.unique(key, return_inverse=True)
+    cluster = cluster.ravel()
+    count = np.bincount(cluster)
+    centre = np.stack([np.bincount(cluster, points[:, 0]) / count,
+                       np.bincount(cluster, points[:, 1]) / count], axis=1)
+    ca, cb = cluster[seg_a], cluster[seg_b]
+    keep = ca != cb
+    ca, cb, g = ca[keep], cb[keep], seg_group[keep]
+    c = count.size
+    lo, hi = np.minimum(ca, cb), np.maximum(ca, cb)
+    _, first = np.unique((g.astype(np.int64) * c + lo) * c + hi, return_index=True)
+    return _level(cell, centre, lo[first], hi[first], g[first], num_groups)

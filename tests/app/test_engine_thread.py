@@ -1,0 +1,156 @@
+"""The engine thread: loading, routing, errors, cancelling, and a GUI that keeps running.
+
+Every wait is on a signal of ``EngineClient`` or the window, objects of the GUI thread.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QThread, QTimer
+
+from app.engine_thread import EngineClient
+from engine.reference import check_path
+from tests.app.helpers import ISLAND, LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, grid_graph, write_dimacs
+
+
+@pytest.fixture
+def client(qtbot):
+    c = EngineClient("cpu")
+    yield c
+    c.shutdown()
+
+
+def adopt(qtbot, client, graph):
+    with qtbot.waitSignal(client.graph_loaded, timeout=LOAD_TIMEOUT_MS) as blocker:
+        client.adopt_graph(graph)
+    return blocker.args[0]
+
+
+def slow_job(seconds: float, started: threading.Event | None = None):
+    """A load that works in small numpy steps for ``seconds``, checking the cancel flag."""
+    def fn(progress, cancel):
+        if started is not None:
+            started.set()
+        end = time.perf_counter() + seconds
+        rng = np.random.default_rng(0)
+        while time.perf_counter() < end:
+            cancel.check()
+            np.sort(rng.random(20_000))
+            progress(1 - (end - time.perf_counter()) / seconds, "working")
+        return grid_graph(source="slow job")
+    return fn
+
+
+def test_backend_is_chosen_on_the_engine_thread(qtbot):
+    c = EngineClient("cpu")
+    try:
+        with qtbot.waitSignal(c.backend_ready, timeout=LOAD_TIMEOUT_MS) as blocker:
+            pass
+        name, description = blocker.args
+        assert name == "cpu" and description.startswith("CPU")
+        assert c.worker.thread() is not QThread.currentThread()
+    finally:
+        c.shutdown()
+
+
+def test_open_dimacs_file_then_route(qtbot, client, tmp_path, graph):
+    gr, co = write_dimacs(tmp_path, graph)
+    with qtbot.waitSignal(client.graph_loaded, timeout=LOAD_TIMEOUT_MS) as blocker:
+        client.open_files([gr, co])
+    loaded = blocker.args[0]
+    assert loaded.graph.num_nodes == graph.num_nodes and loaded.graph.num_arcs == graph.num_arcs
+    assert loaded.drawing is not None and loaded.drawing.exact.num_segments > 0
+    assert not client.busy
+    with qtbot.waitSignal(client.route_found, timeout=ROUTE_TIMEOUT_MS) as blocker:
+        client.route(0, 20, loaded.graph.default_metric)
+    result = blocker.args[0]
+    check_path(loaded.graph, result.path)
+    assert result.xy.shape == (result.path.num_arcs + 1, 2)   # DIMACS has no arc geometry
+    assert "km" in result.summary and "computed in" in result.summary
+
+
+def test_garbage_file_is_an_error_and_the_graph_stays(qtbot, client, tmp_path, graph):
+    first = adopt(qtbot, client, graph)
+    bad = tmp_path / "garbage.gr"
+    bad.write_bytes(bytes(range(256)) * 4)
+    with qtbot.waitSignal(client.job_failed, timeout=LOAD_TIMEOUT_MS) as blocker:
+        client.open_files([bad])
+    assert "garbage.gr" in blocker.args[1]
+    assert client.worker.graph is graph and client.serial == first.serial
+    with qtbot.waitSignal(client.route_found, timeout=ROUTE_TIMEOUT_MS):
+        client.route(0, 5, "distance")
+
+
+def test_engine_exception_becomes_a_message(qtbot, client, graph):
+    adopt(qtbot, client, graph)
+
+    def broken(progress, cancel):
+        raise ZeroDivisionError("division by zero")
+    with qtbot.waitSignal(client.job_failed, timeout=LOAD_TIMEOUT_MS) as blocker:
+        client.load_with("Breaking", broken)
+    assert blocker.args[1] == "ZeroDivisionError: division by zero"
+    assert client.worker.graph is graph
+
+
+def test_unreachable_target_is_a_readable_failure(qtbot, client, graph):
+    adopt(qtbot, client, graph)
+    with qtbot.waitSignal(client.route_failed, timeout=ROUTE_TIMEOUT_MS) as blocker:
+        client.route(0, ISLAND, "distance")
+    assert "cannot be reached" in blocker.args[1]
+
+
+def test_route_requests_are_coalesced_to_the_newest(qtbot, client, graph):
+    adopt(qtbot, client, graph)
+    results = []
+    client.route_found.connect(results.append)
+    ids = [client.route(0, t, "distance") for t in range(1, 30)]
+    qtbot.waitUntil(lambda: bool(results) and results[-1].request_id == ids[-1], timeout=ROUTE_TIMEOUT_MS)
+    assert len(results) < len(ids)           # intermediate requests were dropped
+    assert results[-1].target == 29
+
+
+def test_cancel_a_load_keeps_the_old_graph(qtbot, client, graph):
+    adopt(qtbot, client, graph)
+    started = threading.Event()
+    with qtbot.waitSignal(client.job_cancelled, timeout=LOAD_TIMEOUT_MS):
+        client.load_with("Slow", slow_job(30, started))
+        qtbot.waitUntil(started.is_set, timeout=LOAD_TIMEOUT_MS)
+        client.cancel()
+    assert client.worker.graph is graph and not client.busy
+    with qtbot.waitSignal(client.route_found, timeout=ROUTE_TIMEOUT_MS):
+        client.route(0, 5, "distance")
+
+
+def test_a_newer_load_cancels_the_running_one(qtbot, client, graph):
+    cancelled = []
+    client.job_cancelled.connect(lambda job, msg: cancelled.append(job))
+    first = client.load_with("Slow", slow_job(30))
+    with qtbot.waitSignal(client.graph_loaded, timeout=LOAD_TIMEOUT_MS):
+        client.adopt_graph(graph)
+    assert cancelled == [first] and client.worker.graph is graph
+
+
+def test_gui_keeps_processing_events_during_a_long_job(qtbot, client):
+    """A multi-second engine job (generating and preparing a big network) runs while a
+    10 ms QTimer on the GUI thread keeps ticking."""
+    ticks = []
+    timer = QTimer(interval=10)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    progress = []
+    client.job_progress.connect(lambda job, f, msg: progress.append(f))
+    timer.start()
+    t0 = time.perf_counter()
+    with qtbot.waitSignal(client.graph_loaded, timeout=120_000) as blocker:
+        client.generate_default(num_nodes=500_000, seed=3)
+    elapsed = time.perf_counter() - t0
+    timer.stop()
+    assert blocker.args[0].graph.num_nodes == 500_000
+    assert elapsed > 1.0, "the job should take seconds for this test to mean something"
+    during = np.asarray([t for t in ticks if t <= t0 + elapsed])
+    print(f"{during.size} ticks in {elapsed:.2f} s, longest gap {np.diff(during).max() * 1000:.0f} ms")
+    assert during.size >= 0.3 * elapsed / 0.010, (during.size, elapsed)
+    assert np.diff(during).max() < 0.5       # never frozen for half a second
+    assert progress and progress[-1] >= 0.9

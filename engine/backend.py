@@ -92,7 +92,7 @@ def current() -> Backend:
 
 
 # ------------------------------------------------------------------ CUDA kernels
-_modules: dict[tuple[str, tuple[str, ...]], object] = {}
+_modules: dict[tuple, object] = {}
 
 
 def kernel_source(name: str) -> str:
@@ -101,16 +101,20 @@ def kernel_source(name: str) -> str:
     return resources.files("engine.kernels").joinpath(f"{name}.cu").read_text()
 
 
-def load_module(name: str, defines: tuple[str, ...] = ()):
+def load_module(name: str, defines: tuple[str, ...] = (), cooperative: bool = False):
     """Compile ``engine/kernels/NAME.cu`` once per process (and per set of -D defines).
 
-    CuPy also caches the compiled binary on disk, so a later process only links it.
+    ``cooperative`` enables grid-wide barriers (cooperative launch). CuPy also caches
+    the compiled binary on disk, so a later process only links it.
     """
-    key = (name, tuple(defines))
+    key = (name, tuple(defines), cooperative)
     if key not in _modules:
         import cupy
-        options = ("--std=c++17",) + tuple(f"-D{d}" for d in defines)
-        module = cupy.RawModule(code=kernel_source(name), options=options)
+        from importlib import resources
+        include = str(resources.files("engine.kernels"))  # for shared *.cuh headers
+        options = ("--std=c++17", f"-I{include}") + tuple(f"-D{d}" for d in defines)
+        module = cupy.RawModule(code=kernel_source(name), options=options,
+                                enable_cooperative_groups=cooperative)
         module.compile()
         _modules[key] = module
     return _modules[key]

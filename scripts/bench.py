@@ -42,7 +42,13 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    text = f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    try:
+        from engine.backend import gpu_backend
+        text += f", GPU {gpu_backend().describe()}"
+    except Exception:
+        pass
+    return text
 
 
 # ---------------------------------------------------------------- sections
@@ -97,6 +103,50 @@ def bench_dijkstra() -> tuple[list[str], list[list[str]]]:
     return ["graph", "nodes", "sources", "median one-to-all (tree + parent arcs)", "range"], rows
 
 
+def bench_sssp() -> tuple[list[str], list[list[str]]]:
+    """Direct SSSP trees: every variant on the current backend beside scipy Dijkstra.
+
+    Median over 50 random sources after a warm-up run per variant (kernels compiled,
+    tuning measured); scipy over the same sources, in the same process.
+    """
+    import numpy as np
+
+    from engine import backend as backends
+    from engine.generate import generate_road_network
+    from engine.io import load
+    from engine.reference import scipy_matrix, sssp
+    from engine.sssp import METHODS, shortest_path_tree
+
+    backend = backends.select("auto")
+    graphs = []
+    ny = DATA / "dimacs" / "USA-road-d.NY.gr.gz"
+    if ny.exists():
+        g = load([ny])
+        graphs += [("NY distance", g, "distance"), ("NY travel_time", g, "travel_time")]
+    big = generate_road_network(2_000_000, seed=1)
+    graphs.append(("generated 2 M (distance)", big, "distance"))
+    rows = []
+    for label, g, metric in graphs:
+        sources = np.random.default_rng(3).integers(0, g.num_nodes, 50)
+        matrix = scipy_matrix(g, metric)
+        scipy_sources = sources[:20] if g.num_nodes > 1_000_000 else sources
+        scipy_ms = statistics.median(timed(sssp, g, int(s), metric, matrix)[1] * 1000 for s in scipy_sources)
+        rows.append([label, "scipy Dijkstra (CPU)", f"{scipy_ms:.1f}", "", "1.0x", ""])
+        variants = [(name, {}) for name in METHODS]
+        variants += [("kstep", {"k": k}) for k in (1, 2, 3, 5, 6)]   # k = 4 is the default row
+        for name, options in variants:
+            shortest_path_tree(g, int(sources[0]), metric, name, backend, **options)   # warm-up
+            results = [shortest_path_tree(g, int(s), metric, name, backend, **options) for s in sources]
+            compute = statistics.median(r.compute_ms for r in results)
+            total = statistics.median(r.total_ms for r in results)
+            label_name = name + (f" k={options['k']}" if options else "")
+            arcs_per_s = g.num_arcs / (compute / 1000)
+            rows.append([label, f"{label_name} ({backend.name})", f"{compute:.2f}", f"{total:.2f}",
+                         f"{scipy_ms / total:.1f}x", f"{arcs_per_s / 1e9:.2f}"])
+    return ["graph", "method", "tree compute ms (median)", "incl. copy to host ms",
+            "speed-up vs scipy (incl. copy)", "G arcs/s (m / compute)"], rows
+
+
 def best_of(runs: int, fn, *args, **kwargs):
     best = None
     for _ in range(runs):
@@ -105,8 +155,9 @@ def best_of(runs: int, fn, *args, **kwargs):
     return result, best
 
 
-SECTIONS = {"load": bench_load, "dijkstra": bench_dijkstra}
-TITLES = {"load": "Load times", "dijkstra": "Reference Dijkstra (scipy, CPU)"}
+SECTIONS = {"load": bench_load, "dijkstra": bench_dijkstra, "sssp": bench_sssp}
+TITLES = {"load": "Load times", "dijkstra": "Reference Dijkstra (scipy, CPU)",
+          "sssp": "Shortest-path trees without preprocessing (engine/sssp)"}
 
 
 # ----------------------------------------------------------------- output
@@ -116,20 +167,21 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def write_section(name: str, body: str) -> None:
-    DOC.parent.mkdir(exist_ok=True)
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n\nEvery figure here was produced by `scripts/bench.py`; each section says how, where and when.\n"
+def write_section(doc: Path, name: str, body: str) -> None:
+    doc.parent.mkdir(exist_ok=True)
+    text = doc.read_text() if doc.exists() else "# Benchmarks\n\nEvery figure here was produced by `scripts/bench.py`; each section says how, where and when.\n"
     start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
     block = f"{start}\n{body}\n{end}"
     pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
     text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
-    DOC.write_text(text)
+    doc.write_text(text)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections: " + ", ".join(SECTIONS))
     parser.add_argument("--write", action="store_true", help="also write the sections into docs/benchmarks.md")
+    parser.add_argument("--doc", type=Path, default=DOC, help="the Markdown file --write updates")
     args = parser.parse_args()
     names = [n.strip() for n in args.only.split(",") if n.strip()]
     unknown = [n for n in names if n not in SECTIONS]
@@ -143,7 +195,7 @@ def main() -> int:
                 f"date: {dt.date.today().isoformat()}\n")
         print(body)
         if args.write:
-            write_section(name, body)
+            write_section(args.doc, name, body)
     return 0
 
 

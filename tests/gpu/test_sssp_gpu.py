@@ -1,0 +1,72 @@
+"""GPU SSSP: every variant equals the reference and the CPU twin (run on the device)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.backend import cpu_backend
+from engine.generate import generate_road_network
+from engine.graph import RoadGraph
+from engine.io import load
+from engine.reference import scipy_matrix, sssp
+from engine.sssp import METHODS, shortest_path_tree
+from tests.conftest import PORTO, need
+from tests.engine.test_sssp import check_tree
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    from engine.backend import gpu_backend
+    return gpu_backend()
+
+
+def check_gpu(graph, metric, sources, gpu, compare_cpu=True):
+    matrix = scipy_matrix(graph, metric)
+    for s in sources:
+        reference = sssp(graph, int(s), metric, matrix)
+        for method in METHODS:
+            got = shortest_path_tree(graph, int(s), metric, method, gpu).tree
+            check_tree(graph, got, reference)
+            if compare_cpu:   # the same tree, arc for arc, as the CPU twin
+                cpu = shortest_path_tree(graph, int(s), metric, method, cpu_backend()).tree
+                assert np.array_equal(got.parent_arc, cpu.parent_arc)
+
+
+@pytest.mark.parametrize("metric", ["distance", "travel_time"])
+def test_new_york_100_sources(ny, gpu, metric):
+    sources = np.random.default_rng(21).integers(0, ny.num_nodes, 100)
+    check_gpu(ny, metric, sources[:100], gpu, compare_cpu=False)
+    check_gpu(ny, metric, sources[:5], gpu, compare_cpu=True)
+
+
+def test_rome_100_sources(rome, gpu):
+    check_gpu(rome, "weight", np.random.default_rng(22).integers(0, rome.num_nodes, 100), gpu)
+
+
+def test_porto_100_sources(gpu):
+    # The device machine has no osmium: scripts/gpu_check carries Porto as a cache.
+    cached = PORTO.parent / "porto_portugal.rlg"
+    porto = load([cached if cached.exists() else need(PORTO)])
+    for metric in porto.metric_names:
+        check_gpu(porto, metric, np.random.default_rng(23).integers(0, porto.num_nodes, 100), gpu,
+                  compare_cpu=False)
+
+
+def test_generated_100_sources(gpu):
+    g = generate_road_network(200_000, seed=3)
+    for metric in g.metric_names:
+        check_gpu(g, metric, np.random.default_rng(24).integers(0, g.num_nodes, 100), gpu,
+                  compare_cpu=False)
+
+
+def test_zero_costs_unreachable_and_64_bit_fallback(gpu):
+    rng = np.random.default_rng(25)
+    for trial in range(30):
+        n = int(rng.integers(2, 60))
+        m = int(rng.integers(0, 4 * n))
+        big = trial % 3 == 0     # costs near 2^31: 32-bit distances overflow, 64-bit rerun
+        w = rng.integers(2**31 - 50, 2**31 - 1, m) if big else rng.integers(0, 5, m)
+        g = RoadGraph.from_arcs(n, rng.integers(0, n, m), rng.integers(0, n, m), {"w": w})
+        check_gpu(g, "w", [int(rng.integers(0, n))], gpu)

@@ -7,8 +7,12 @@ an object of the GUI thread.
 
 Long jobs get a ``CancelToken``; ``EngineClient.cancel()`` calls ``token.cancel()``
 directly (thread-safe) and the job ends with ``job_cancelled``. Any exception becomes a
-readable message (``job_failed`` / ``route_failed`` / ``error``) and the previous graph
-stays loaded.
+readable message (``job_failed`` / ``route_failed`` / ``tree_failed`` /
+``compare_failed`` / ``error``) and the previous graph stays loaded.
+
+Shortest-path trees (engine.sssp) run with the chosen method on the worker's backend and
+come back as host NumPy arrays (``TreeAnswer``); ``compare`` runs every method and the
+CPU reference from one source and checks that their distances agree (``Comparison``).
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from engine import backend as engine_backend
-from engine import reference
+from engine import reference, sssp
 from engine.graph import RoadGraph
 from engine.io.errors import LoadError
 from engine.progress import Cancelled, CancelToken
@@ -38,6 +42,10 @@ from app.network_geometry import NetworkDrawing, build_drawing, route_polyline
 DEFAULT_NETWORK_NODES = 100_000
 DEFAULT_NETWORK_SEED = 1
 PROGRESS_INTERVAL_S = 0.05
+COMPARE_RUNS = 3            # timed runs per method after one warm-up run ...
+COMPARE_BUDGET_S = 1.0      # ... fewer when a method has used this much time
+REFERENCE = "reference"
+REFERENCE_LABEL = "CPU reference (scipy Dijkstra)"
 
 # job(progress, cancel) -> RoadGraph; runs on the engine thread, must not touch Qt.
 GraphFn = Callable[..., RoadGraph]
@@ -81,6 +89,66 @@ class RouteResult:
     compute_ms: float
 
 
+@dataclass(frozen=True)
+class TreeRequest:
+    request_id: int
+    graph_serial: int
+    source: int
+    metric: str
+    method: str           # "auto" or a key of engine.sssp.METHODS
+
+
+@dataclass(frozen=True)
+class TreeAnswer:
+    request_id: int
+    source: int
+    metric: str
+    method: str           # the method that ran ("auto" resolved)
+    backend: str          # e.g. "GPU: NVIDIA H100 80GB HBM3 (80 GiB)"
+    compute_ms: float     # on the device
+    total_ms: float       # with the copy to host memory
+    tree: reference.ShortestPathTree
+    stats: dict
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    request_id: int
+    graph_serial: int
+    source: int
+    metric: str
+    token: CancelToken
+
+
+@dataclass(frozen=True)
+class MethodTiming:
+    name: str             # a METHODS key or REFERENCE
+    label: str
+    ms: float             # best of ``runs`` timed runs after a warm-up, host arrays included
+    runs: int
+    mismatches: int       # nodes whose distance differs from the reference's
+    example: str = ""     # one mismatch, "node ID: got X, reference Y"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    request_id: int
+    source: int
+    metric: str
+    backend: str
+    timings: tuple[MethodTiming, ...]   # METHODS order, the reference last
+
+    @property
+    def exact(self) -> bool:
+        return all(t.mismatches == 0 for t in self.timings)
+
+    @property
+    def verdict(self) -> str:
+        bad = [f"{t.name}: {t.mismatches:,} distances differ ({t.example})"
+               for t in self.timings if t.mismatches]
+        return "all exact" if not bad else "MISMATCH — " + "; ".join(bad)
+
+
 def readable(exc: BaseException) -> str:
     """A message a person can act on: LoadError text as is, else type and message."""
     if isinstance(exc, (LoadError, reference.Unreachable)):
@@ -117,6 +185,12 @@ class EngineWorker(QObject):
     graph_loaded = Signal(object)               # LoadedGraph
     route_found = Signal(object)                # RouteResult
     route_failed = Signal(int, str)             # request id, message
+    tree_found = Signal(object)                 # TreeAnswer
+    tree_failed = Signal(int, str)              # request id, message
+    compare_progress = Signal(int, float, str)  # request id, fraction, message
+    compare_done = Signal(object)               # Comparison
+    compare_failed = Signal(int, str)           # request id, message
+    compare_cancelled = Signal(int)
     saved = Signal(str)
     error = Signal(str)
 
@@ -127,6 +201,7 @@ class EngineWorker(QObject):
         self.graph: RoadGraph | None = None
         self.drawing: NetworkDrawing | None = None
         self.serial = 0
+        self._warm: set[tuple] = set()     # (graph serial, metric, method) run once already
 
     @Slot()
     def on_started(self) -> None:
@@ -186,6 +261,65 @@ class EngineWorker(QObject):
         self.route_found.emit(RouteResult(req.request_id, req.source, req.target, req.metric,
                                           path, xy, text, ms))
 
+    def _graph_for(self, graph_serial: int) -> RoadGraph:
+        if self.graph is None or graph_serial != self.serial:
+            raise RuntimeError("the graph changed; try again")
+        return self.graph
+
+    def _tree(self, graph: RoadGraph, source: int, metric: str, method: str) -> sssp.TreeResult:
+        """One tree; the first run of a method on a graph compiles and tunes it, so it
+        runs once untimed first (DESIGN principle 4: warm up before showing timings)."""
+        key = (self.serial, metric, method)
+        if key not in self._warm:
+            sssp.shortest_path_tree(graph, source, metric, method, self.backend)
+            self._warm.add(key)
+        return sssp.shortest_path_tree(graph, source, metric, method, self.backend)
+
+    @Slot(object)
+    def tree(self, req: TreeRequest) -> None:
+        try:
+            graph = self._graph_for(req.graph_serial)
+            method = sssp.DEFAULT_METHOD if req.method == "auto" else req.method
+            r = self._tree(graph, req.source, req.metric, method)
+        except BaseException as e:  # noqa: BLE001
+            traceback.print_exc(file=sys.stderr)
+            self.tree_failed.emit(req.request_id, readable(e))
+            return
+        self.tree_found.emit(TreeAnswer(req.request_id, req.source, r.tree.metric, r.method,
+                                        self.backend.describe(), r.compute_ms, r.total_ms,
+                                        r.tree, r.stats))
+
+    @Slot(object)
+    def compare(self, req: CompareRequest) -> None:
+        """Every method and the reference from one source: best time, agreement."""
+        progress = self._progress_fn(req.request_id, self.compare_progress)
+        try:
+            graph = self._graph_for(req.graph_serial)
+            matrix = reference.scipy_matrix(graph, req.metric)
+            runs = {name: partial(sssp.shortest_path_tree, graph, req.source, req.metric,
+                                  name, self.backend) for name in sssp.METHODS}
+            labels = {name: label for name, (_, label) in sssp.METHODS.items()}
+            runs[REFERENCE] = partial(_reference_tree, graph, req.source, req.metric, matrix)
+            labels[REFERENCE] = REFERENCE_LABEL
+            measured = {}
+            for i, (name, run) in enumerate(runs.items()):
+                progress(i / len(runs), f"Comparing: {labels[name]}")
+                measured[name] = _best_of(run, req.token)
+            self._warm.update((self.serial, req.metric, name) for name in sssp.METHODS)
+            progress(1.0, "Comparing: checking distances")
+            ref = measured[REFERENCE][0]
+            timings = tuple(MethodTiming(name, labels[name], ms, n, *_mismatches(graph, d, ref))
+                            for name, (d, ms, n) in measured.items())
+        except Cancelled:
+            self.compare_cancelled.emit(req.request_id)
+            return
+        except BaseException as e:  # noqa: BLE001
+            traceback.print_exc(file=sys.stderr)
+            self.compare_failed.emit(req.request_id, readable(e))
+            return
+        self.compare_done.emit(Comparison(req.request_id, req.source, req.metric,
+                                          self.backend.describe(), timings))
+
     @Slot(str)
     def save_cache(self, path: str) -> None:
         try:
@@ -199,16 +333,46 @@ class EngineWorker(QObject):
             return
         self.saved.emit(str(written or path))
 
-    def _progress_fn(self, job_id: int):
+    def _progress_fn(self, job_id: int, signal=None):
         """progress(fraction, message) for engine code; emits at most every 50 ms."""
         last = [0.0, None]
+        signal = signal or self.job_progress
 
         def progress(fraction: float, message: str = "") -> None:
             now = time.perf_counter()
             if message != last[1] or now - last[0] >= PROGRESS_INTERVAL_S or fraction >= 1:
                 last[0], last[1] = now, message
-                self.job_progress.emit(job_id, float(fraction), message)
+                signal.emit(job_id, float(fraction), message)
         return progress
+
+
+def _reference_tree(graph: RoadGraph, source: int, metric: str, matrix):
+    t0 = time.perf_counter()
+    tree = reference.sssp(graph, source, metric, matrix)
+    return tree, (time.perf_counter() - t0) * 1000
+
+
+def _best_of(run, token: CancelToken) -> tuple[np.ndarray, float, int]:
+    """(distances, best ms, timed runs) of ``run() -> TreeResult | (tree, ms)``: one
+    warm-up run, then up to COMPARE_RUNS timed ones within COMPARE_BUDGET_S."""
+    def once():
+        token.check()
+        r = run()
+        return (r.tree, r.total_ms) if isinstance(r, sssp.TreeResult) else r
+    once()
+    times, spent = [], time.perf_counter()
+    while len(times) < COMPARE_RUNS and (not times or time.perf_counter() - spent < COMPARE_BUDGET_S):
+        tree, ms = once()
+        times.append(ms)
+    return tree.distance, min(times), len(times)
+
+
+def _mismatches(graph: RoadGraph, distance: np.ndarray, ref: np.ndarray) -> tuple[int, str]:
+    bad = np.flatnonzero(distance != ref)
+    if bad.size == 0:
+        return 0, ""
+    v = int(bad[0])
+    return int(bad.size), f"node {graph.node_id[v]}: got {distance[v]}, reference {ref[v]}"
 
 
 class EngineClient(QObject):
@@ -222,12 +386,20 @@ class EngineClient(QObject):
     graph_loaded = Signal(object)
     route_found = Signal(object)
     route_failed = Signal(int, str)
+    tree_found = Signal(object)
+    tree_failed = Signal(int, str)
+    compare_progress = Signal(int, float, str)
+    compare_done = Signal(object)
+    compare_failed = Signal(int, str)
+    compare_cancelled = Signal(int)
     saved = Signal(str)
     error = Signal(str)
 
     # requests, delivered to the worker's thread
     _run_graph_job = Signal(object)
     _route = Signal(object)
+    _tree = Signal(object)
+    _compare = Signal(object)
     _save_cache = Signal(str)
 
     def __init__(self, backend_choice: str = "auto", parent=None) -> None:
@@ -239,8 +411,10 @@ class EngineClient(QObject):
         self._ids = itertools.count(1)
         self._token: CancelToken | None = None
         self.current_job: int | None = None
-        self._route_in_flight = False
-        self._pending_route: RouteRequest | None = None
+        self.current_compare: int | None = None
+        self._compare_token: CancelToken | None = None
+        self._routes = _Newest(self._route)
+        self._trees = _Newest(self._tree)
 
         self._thread = QThread()
         self._thread.setObjectName("RouteLab engine")
@@ -249,6 +423,8 @@ class EngineClient(QObject):
         self._thread.started.connect(self.worker.on_started)
         self._run_graph_job.connect(self.worker.run_graph_job)
         self._route.connect(self.worker.route)
+        self._tree.connect(self.worker.tree)
+        self._compare.connect(self.worker.compare)
         self._save_cache.connect(self.worker.save_cache)
         w = self.worker
         w.backend_ready.connect(self._on_backend_ready)
@@ -259,6 +435,12 @@ class EngineClient(QObject):
         w.graph_loaded.connect(self._on_graph_loaded)
         w.route_found.connect(self._on_route_found)
         w.route_failed.connect(self._on_route_failed)
+        w.tree_found.connect(self._on_tree_found)
+        w.tree_failed.connect(self._on_tree_failed)
+        w.compare_progress.connect(self._on_compare_progress)
+        w.compare_done.connect(self._on_compare_done)
+        w.compare_failed.connect(self._on_compare_failed)
+        w.compare_cancelled.connect(self._on_compare_cancelled)
         w.saved.connect(self._on_saved)
         w.error.connect(self._on_error)
         self._thread.start()
@@ -296,21 +478,42 @@ class EngineClient(QObject):
         return job.job_id
 
     def cancel(self) -> None:
-        if self._token is not None:
-            self._token.cancel()
+        """Cancel the running load and the running comparison."""
+        for token in (self._token, self._compare_token):
+            if token is not None:
+                token.cancel()
 
     def route(self, source: int, target: int, metric: str) -> int:
         """Ask for a route; while one is computing only the newest request waits."""
         req = RouteRequest(next(self._ids), self.serial, int(source), int(target), metric)
-        if self._route_in_flight:
-            self._pending_route = req
-        else:
-            self._route_in_flight = True
-            self._route.emit(req)
+        self._routes.send(req)
         return req.request_id
 
     def drop_pending_route(self) -> None:
-        self._pending_route = None
+        self._routes.pending = None
+
+    def tree(self, source: int, metric: str, method: str = "auto") -> int:
+        """Ask for the shortest-path tree from ``source`` (coalesced like routes)."""
+        req = TreeRequest(next(self._ids), self.serial, int(source), metric, method)
+        self._trees.send(req)
+        return req.request_id
+
+    def drop_pending_tree(self) -> None:
+        self._trees.pending = None
+
+    def compare(self, source: int, metric: str) -> int:
+        """Time every SSSP method and the reference from ``source``; a running
+        comparison is cancelled first."""
+        if self._compare_token is not None:
+            self._compare_token.cancel()
+        req = CompareRequest(next(self._ids), self.serial, int(source), metric, CancelToken())
+        self._compare_token, self.current_compare = req.token, req.request_id
+        self._compare.emit(req)
+        return req.request_id
+
+    @property
+    def comparing(self) -> bool:
+        return self.current_compare is not None
 
     def save_cache(self, path: str) -> None:
         self._save_cache.emit(str(path))
@@ -353,25 +556,55 @@ class EngineClient(QObject):
     def _on_graph_loaded(self, loaded: LoadedGraph) -> None:
         self._job_done(loaded.job_id)
         self.graph, self.serial = loaded.graph, loaded.serial
-        self._pending_route = None
+        self._routes.pending = self._trees.pending = None
         self.graph_loaded.emit(loaded)
-
-    def _route_done(self) -> None:
-        self._route_in_flight = False
-        req, self._pending_route = self._pending_route, None
-        if req is not None and req.graph_serial == self.serial:
-            self._route_in_flight = True
-            self._route.emit(req)
 
     @Slot(object)
     def _on_route_found(self, result: RouteResult) -> None:
-        self._route_done()
+        self._routes.done(self.serial)
         self.route_found.emit(result)
 
     @Slot(int, str)
     def _on_route_failed(self, request_id: int, message: str) -> None:
-        self._route_done()
+        self._routes.done(self.serial)
         self.route_failed.emit(request_id, message)
+
+    @Slot(object)
+    def _on_tree_found(self, answer: TreeAnswer) -> None:
+        self._trees.done(self.serial)
+        self.tree_found.emit(answer)
+
+    @Slot(int, str)
+    def _on_tree_failed(self, request_id: int, message: str) -> None:
+        self._trees.done(self.serial)
+        self.tree_failed.emit(request_id, message)
+
+    def _compare_ended(self, request_id: int) -> bool:
+        """True when the answer is for the newest comparison."""
+        if request_id != self.current_compare:
+            return False
+        self.current_compare = self._compare_token = None
+        return True
+
+    @Slot(int, float, str)
+    def _on_compare_progress(self, request_id: int, fraction: float, message: str) -> None:
+        if request_id == self.current_compare:
+            self.compare_progress.emit(request_id, fraction, message)
+
+    @Slot(object)
+    def _on_compare_done(self, result: Comparison) -> None:
+        if self._compare_ended(result.request_id):
+            self.compare_done.emit(result)
+
+    @Slot(int, str)
+    def _on_compare_failed(self, request_id: int, message: str) -> None:
+        if self._compare_ended(request_id):
+            self.compare_failed.emit(request_id, message)
+
+    @Slot(int)
+    def _on_compare_cancelled(self, request_id: int) -> None:
+        if self._compare_ended(request_id):
+            self.compare_cancelled.emit(request_id)
 
     @Slot(str)
     def _on_saved(self, path: str) -> None:
@@ -380,6 +613,28 @@ class EngineClient(QObject):
     @Slot(str)
     def _on_error(self, message: str) -> None:
         self.error.emit(message)
+
+
+class _Newest:
+    """Requests of one kind: one in flight, and only the newest of the others waits."""
+
+    def __init__(self, signal) -> None:
+        self.signal = signal
+        self.in_flight = False
+        self.pending = None
+
+    def send(self, req) -> None:
+        if self.in_flight:
+            self.pending = req
+        else:
+            self.in_flight = True
+            self.signal.emit(req)
+
+    def done(self, graph_serial: int) -> None:
+        self.in_flight = False
+        req, self.pending = self.pending, None
+        if req is not None and req.graph_serial == graph_serial:
+            self.send(req)
 
 
 # A QThread destroyed while running aborts the process: stop any engine thread left

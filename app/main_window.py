@@ -1,28 +1,46 @@
-"""RouteLab's main window: menus, the map, the route panel and the status bar.
+"""RouteLab's main window: menus, the map, the route and tree panels, the status bar.
 
 Click the map to set the start (green), click again for the destination (pink): the
-route follows. Further clicks move the destination; Shift+click or right-click moves the
-start. Drag a marker to re-route (live while dragging), X swaps, Esc clears.
+route follows. Further clicks move the destination; Shift+click moves the start.
+Drag a marker to re-route (live while dragging), X swaps, Esc clears. Right-click a
+node for a menu: route from / to here, shortest-path tree from here, compare methods.
+
+Tree mode (T) computes the whole shortest-path tree from the start with the chosen SSSP
+method on the engine's backend and colours the network by distance; hovering or clicking
+a node then shows its distance and draws its path from the tree (no recomputation).
+Compare (C) times every method and the CPU reference from the start, in a chart dock.
 """
 from __future__ import annotations
 
 import math
 import os
 
+import numpy as np
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QFrame, QGroupBox,
-                               QHBoxLayout, QLabel, QLineEdit, QMainWindow, QProgressBar,
-                               QPushButton, QSplitter, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QFormLayout, QFrame,
+                               QGroupBox, QHBoxLayout, QLabel, QLineEdit, QMainWindow, QMenu,
+                               QProgressBar, QPushButton, QScrollArea, QSplitter, QToolButton,
+                               QVBoxLayout, QWidget)
 
+from engine import reference
 from engine.graph import RoadGraph
+from engine.sssp import DEFAULT_METHOD, METHODS
+from engine.summary import route_summary
 
 from app import map_style as style
-from app.engine_thread import EngineClient, LoadedGraph, RouteResult
+from app.compare_chart import CompareChart
+from app.distance_bins import UNREACHABLE_COLOR, DistanceBins, display_unit, make_bins
+from app.engine_thread import Comparison, EngineClient, LoadedGraph, RouteResult, TreeAnswer
 from app.map_view import MapView
+from app.network_geometry import route_polyline
 
-HINT = ("Click: start, then destination · Shift+click / right-click: move start · "
-        "drag markers · X: swap · Esc: clear · wheel: zoom · drag: pan · F: fit")
+HINT = ("Click: start, then destination · Shift+click: move start · right-click: menu · "
+        "drag markers · X: swap · Esc: clear · T: tree mode · wheel: zoom · drag: pan · F: fit")
+TREE_HINT = ("Tree mode: click a node for its shortest-path tree · then hover or click: "
+             "distance and path · Shift+click: new tree · C: compare methods · Esc: clear · "
+             "T: back to routes")
 OPEN_FILTERS = ";;".join([
     "Road networks (*.gr *.gr.gz *.co *.co.gz *.osm.pbf *.pbf *.osm *.osm.gz *.osm.bz2 *.rlg *.npz)",
     "DIMACS (*.gr *.gr.gz *.co *.co.gz)",
@@ -34,6 +52,15 @@ OPEN_FILTERS = ";;".join([
 
 def _rgb(color) -> str:
     return "#%02x%02x%02x" % tuple(color)
+
+
+def _legend_table(rows: list[tuple[tuple, str]], columns: int = 2) -> str:
+    """(colour, text) rows as a compact HTML table, filled column by column."""
+    per_column = -(-len(rows) // columns)
+    cells = [f"<td><span style='color:{_rgb(c)}; font-size:15px'><b>━━</b></span>&nbsp;{text}"
+             "&nbsp;&nbsp;</td>" for c, text in rows]
+    lines = ["".join(cells[r::per_column]) for r in range(per_column)]
+    return "<table cellspacing='0' cellpadding='0'>" + "".join(f"<tr>{x}</tr>" for x in lines) + "</table>"
 
 
 class ErrorBanner(QFrame):
@@ -60,7 +87,9 @@ class ErrorBanner(QFrame):
 class MainWindow(QMainWindow):
     error_shown = Signal(str)       # any error the person is shown
     graph_shown = Signal(object)    # RoadGraph now on screen
-    route_shown = Signal(object)    # RouteResult drawn, or None when cleared / failed
+    route_shown = Signal(object)    # RouteResult drawn (also a path from the tree), or None
+    tree_shown = Signal(object)     # TreeAnswer coloured on the map, or None when cleared
+    comparison_shown = Signal(object)   # Comparison drawn in the chart dock
 
     def __init__(self, backend: str = "auto") -> None:
         super().__init__()
@@ -73,13 +102,19 @@ class MainWindow(QMainWindow):
         self.last_error = ""
         self._accept_from = math.inf      # route answers with a lower request id are stale
         self._job_labels: dict[int, str] = {}
+        self.tree: TreeAnswer | None = None        # the tree on the map
+        self.tree_bins: DistanceBins | None = None
+        self._tree_accept_from = math.inf          # likewise for trees
+        self.comparison: Comparison | None = None
+        self.node_menu: QMenu | None = None         # the last right-click menu
 
         self.engine = EngineClient(backend, parent=self)
         self.map_view = MapView()
         self.banner = ErrorBanner()
+        self._build_menus()
         self._build_panel()
         self._build_status_bar()
-        self._build_menus()
+        self._build_compare_dock()
 
         left = QWidget()
         col = QVBoxLayout(left)
@@ -89,7 +124,12 @@ class MainWindow(QMainWindow):
         col.addWidget(self.map_view, 1)
         splitter = QSplitter()
         splitter.addWidget(left)
-        splitter.addWidget(self.panel)
+        scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        scroll.setWidget(self.panel)
+        scroll.setMinimumWidth(320)
+        scroll.setMaximumWidth(440)
+        splitter.addWidget(scroll)
         splitter.setStretchFactor(0, 1)
         splitter.setCollapsible(0, False)
         self.setCentralWidget(splitter)
@@ -106,9 +146,17 @@ class MainWindow(QMainWindow):
         e.graph_loaded.connect(self._on_graph_loaded)
         e.route_found.connect(self._on_route_found)
         e.route_failed.connect(self._on_route_failed)
+        e.tree_found.connect(self._on_tree_found)
+        e.tree_failed.connect(self._on_tree_failed)
+        e.compare_progress.connect(self._on_compare_progress)
+        e.compare_done.connect(self._on_compare_done)
+        e.compare_failed.connect(self._on_compare_failed)
+        e.compare_cancelled.connect(self._on_compare_cancelled)
         e.saved.connect(lambda path: self.statusBar().showMessage(f"Saved {path}", 5000))
         e.error.connect(self.show_error)
         self.map_view.node_clicked.connect(self._on_node_clicked)
+        self.map_view.node_hovered.connect(self._on_node_hovered)
+        self.map_view.context_requested.connect(self._on_context_menu)
         self.map_view.marker_dragged.connect(self._on_marker_dragged)
 
     # ------------------------------------------------------------- building
@@ -144,6 +192,7 @@ class MainWindow(QMainWindow):
         self.summary.setAlignment(Qt.AlignTop | Qt.AlignLeft)
         form.addRow(self.summary)
         col.addWidget(route_box)
+        col.addWidget(self._build_tree_box())
 
         net_box = QGroupBox("Network")
         net = QVBoxLayout(net_box)
@@ -154,10 +203,54 @@ class MainWindow(QMainWindow):
         net.addWidget(self.legend)
         col.addWidget(net_box)
 
-        help_label = QLabel(HINT.replace(" · ", "<br>"), wordWrap=True)
-        help_label.setStyleSheet("color: #666;")
-        col.addWidget(help_label)
+        self.help_label = QLabel(HINT.replace(" · ", "<br>"), wordWrap=True)
+        self.help_label.setStyleSheet("color: #666;")
+        col.addWidget(self.help_label)
         col.addStretch(1)
+
+    def _build_tree_box(self) -> QGroupBox:
+        box = QGroupBox("Shortest-path tree")
+        form = QFormLayout(box)
+        self.tree_button = QPushButton("Tree mode (T)", checkable=True,
+                                       toolTip="Click a node: colour the network by its distance")
+        self.tree_button.toggled.connect(self.tree_action.setChecked)
+        self.tree_action.toggled.connect(self.tree_button.setChecked)
+        self.method_combo = QComboBox(toolTip="SSSP method (engine.sssp), on the engine's backend")
+        self.method_combo.addItem(f"auto: {METHODS[DEFAULT_METHOD][1]}", "auto")
+        for name, (_, label) in METHODS.items():
+            self.method_combo.addItem(label, name)
+        self.method_combo.currentIndexChanged.connect(self._on_method_changed)
+        self.method_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.method_combo.setMinimumContentsLength(16)
+        self.method_combo.setFocusPolicy(Qt.ClickFocus)
+        form.addRow(self.tree_button)
+        form.addRow("Method", self.method_combo)
+        buttons = QHBoxLayout()
+        self.compare_button = QPushButton("Compare methods (C)",
+                                          toolTip="Time every method and the CPU reference from the start")
+        self.compare_button.clicked.connect(lambda: self.compare())
+        self.clear_tree_button = QPushButton("Clear tree (Esc)")
+        self.clear_tree_button.clicked.connect(self.clear_route)
+        buttons.addWidget(self.compare_button)
+        buttons.addWidget(self.clear_tree_button)
+        form.addRow(buttons)
+        self.tree_info = QLabel(wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
+        self.tree_legend = QLabel(wordWrap=True)
+        form.addRow(self.tree_info)
+        form.addRow(self.tree_legend)
+        for w in (self.tree_button, self.compare_button, self.clear_tree_button):
+            w.setFocusPolicy(Qt.NoFocus)     # keys stay with the map
+        return box
+
+    def _build_compare_dock(self) -> None:
+        self.compare_chart = CompareChart()
+        self.compare_chart.setMinimumHeight(200)
+        self.compare_dock = QDockWidget("SSSP methods compared", self)
+        self.compare_dock.setObjectName("compare")
+        self.compare_dock.setWidget(self.compare_chart)
+        self.addDockWidget(Qt.BottomDockWidgetArea, self.compare_dock)
+        self.compare_dock.hide()
+        self.view_menu.addAction(self.compare_dock.toggleViewAction())
 
     @staticmethod
     def _dot(color, text: str) -> QLabel:
@@ -192,14 +285,19 @@ class MainWindow(QMainWindow):
         route_menu = self.menuBar().addMenu("&Route")
         self._action(route_menu, "&Swap start and destination", "X", self.swap)
         self._action(route_menu, "&Clear", "Esc", self.clear_route)
-        view_menu = self.menuBar().addMenu("&View")
-        self._action(view_menu, "&Fit network", "F", self.map_view.fit)
+        tree_menu = self.menuBar().addMenu("&Tree")
+        self.tree_action = self._action(tree_menu, "&Tree mode: shortest-path tree from a click",
+                                        "T", self.set_tree_mode, toggled=True)
+        self.compare_action = self._action(tree_menu, "&Compare SSSP methods from the start", "C",
+                                           lambda: self.compare())
+        self.view_menu = self.menuBar().addMenu("&View")
+        self._action(self.view_menu, "&Fit network", "F", self.map_view.fit)
 
-    def _action(self, menu, text, shortcut, slot) -> QAction:
-        action = QAction(text, self)
+    def _action(self, menu, text, shortcut, slot, toggled: bool = False) -> QAction:
+        action = QAction(text, self, checkable=toggled)
         action.setShortcut(QKeySequence(shortcut))
         action.setShortcutContext(Qt.WindowShortcut)
-        action.triggered.connect(slot)
+        (action.toggled if toggled else action.triggered).connect(slot)
         menu.addAction(action)
         self.addAction(action)
         return action
@@ -249,7 +347,7 @@ class MainWindow(QMainWindow):
                 self.progress_label.setText(message)
 
     def _job_ended(self) -> None:
-        if not self.engine.busy:
+        if not self.engine.busy and not self.engine.comparing:
             self._show_progress(False)
 
     def _on_job_cancelled(self, job_id: int, message: str) -> None:
@@ -275,6 +373,7 @@ class MainWindow(QMainWindow):
         self.source = self.target = None
         self._invalidate_routes()
         self._set_route(None, "")
+        self._set_tree(None)
         self.map_view.set_network(
             loaded.drawing, g.data_license,
             "This graph has no coordinates, so there is no map to draw.\n"
@@ -323,8 +422,24 @@ class MainWindow(QMainWindow):
         else:
             self.target = node
         self._update_fields()
-        if not finished:
+        if self.tree_mode:
+            if which == "target":
+                self._show_tree_path(node)
+            elif finished:
+                self._request_tree()
+        elif not finished:
             self._request_route(live=True)
+        else:
+            self._request_route()
+
+    @property
+    def tree_mode(self) -> bool:
+        return self.tree_action.isChecked()
+
+    def _update(self) -> None:
+        """Route, or in tree mode the tree (then the path to the destination)."""
+        if self.tree_mode:
+            self._request_tree()
         else:
             self._request_route()
 
@@ -332,13 +447,16 @@ class MainWindow(QMainWindow):
         self.source = node
         self.map_view.set_marker("source", node)
         self._update_fields()
-        self._request_route()
+        self._update()
 
     def set_target(self, node: int | None) -> None:
         self.target = node
         self.map_view.set_marker("target", node)
         self._update_fields()
-        self._request_route()
+        if self.tree_mode:
+            self._show_tree_path(node)
+        else:
+            self._request_route()
 
     def swap(self) -> None:
         if self.source is None and self.target is None:
@@ -347,19 +465,24 @@ class MainWindow(QMainWindow):
         self.map_view.set_marker("source", self.source)
         self.map_view.set_marker("target", self.target)
         self._update_fields()
-        self._request_route()
+        self._update()
 
     def clear_route(self) -> None:
+        """Esc: no start, no destination, no route and no tree."""
         self.source = self.target = None
         self.map_view.set_marker("source", None)
         self.map_view.set_marker("target", None)
         self._invalidate_routes()
         self._set_route(None, "")
+        self._set_tree(None)
         self._update_fields()
 
     def _on_metric_changed(self, metric: str) -> None:
         if metric:
-            self._request_route()
+            self._update()
+
+    def _metric(self) -> str:
+        return self.metric_combo.currentText() or self.graph.default_metric
 
     def _on_id_typed(self, which: str) -> None:
         if self.graph is None:
@@ -393,8 +516,7 @@ class MainWindow(QMainWindow):
             return
         if not live:
             self._invalidate_routes()
-        request_id = self.engine.route(self.source, self.target, self.metric_combo.currentText()
-                                       or self.graph.default_metric)
+        request_id = self.engine.route(self.source, self.target, self._metric())
         self._accept_from = min(self._accept_from, request_id)
         if not live:
             self.summary.setText("<span style='color:#777'>routing…</span>")
@@ -418,6 +540,188 @@ class MainWindow(QMainWindow):
         else:
             self.summary.setText(text)
         self.route_shown.emit(result)
+
+    # ------------------------------------------------------- shortest-path trees
+    def set_tree_mode(self, on: bool) -> None:
+        """Tree mode: the start gets its whole shortest-path tree instead of a route."""
+        if self.tree_action.isChecked() != on:
+            self.tree_action.setChecked(on)      # comes back here through toggled
+            return
+        self.hint_label.setText(TREE_HINT if on else HINT)
+        self.help_label.setText((TREE_HINT if on else HINT).replace(" · ", "<br>"))
+        self.map_view.hover_enabled = on
+        self._invalidate_routes()
+        self._set_route(None, "")
+        self._set_tree(None)
+        if on and self.source is None:
+            self.tree_info.setText("Click a node: its shortest-path tree.")
+        self._update()
+
+    def tree_from(self, node: int) -> None:
+        """Tree mode, with ``node`` as the source and no destination."""
+        self.source, self.target = node, None
+        self.map_view.set_marker("source", node)
+        self.map_view.set_marker("target", None)
+        self._update_fields()
+        if self.tree_mode:
+            self._request_tree()
+        else:
+            self.set_tree_mode(True)
+
+    def _on_method_changed(self) -> None:
+        if self.tree_mode:
+            self._request_tree()
+
+    def _request_tree(self) -> None:
+        if self.graph is None or self.source is None:
+            return
+        method = self.method_combo.currentData()
+        self._tree_accept_from = self.engine.tree(self.source, self._metric(), method)
+        self.tree_info.setText(f"<span style='color:#777'>computing the tree from node "
+                               f"{self.graph.node_id[self.source]}…</span>")
+
+    def _on_tree_found(self, answer: TreeAnswer) -> None:
+        if answer.request_id < self._tree_accept_from or not self.tree_mode:
+            return
+        self._tree_accept_from = answer.request_id
+        self._set_tree(answer)
+        if self.target is not None:
+            self._show_tree_path(self.target)
+        else:
+            self._set_route(None, "Hover or click a node: its distance and path.")
+
+    def _on_tree_failed(self, request_id: int, message: str) -> None:
+        if request_id < self._tree_accept_from:
+            return
+        self._set_tree(None)
+        self.tree_info.setText(f"<span style='color:#b3261e'>no tree: {message}</span>")
+        self.show_error(f"Shortest-path tree failed: {message}")
+
+    def _set_tree(self, answer: TreeAnswer | None) -> None:
+        """Show a tree on the map and in the panel, or go back to the road classes."""
+        self.tree = answer
+        if answer is None:
+            self._tree_accept_from = math.inf
+            self.engine.drop_pending_tree()
+            self.tree_bins = None
+            self.map_view.set_tree(None)
+            self.tree_info.setText("")
+            self.tree_legend.setText("")
+        else:
+            g, d = self.graph, answer.tree.distance
+            self.tree_bins = make_bins(int(d.max()), display_unit(g.metric_units, answer.metric))
+            self.map_view.set_tree(d, self.tree_bins)
+            self.tree_info.setText(self._tree_info_html(answer))
+            self.tree_legend.setText(_legend_table(self.tree_legend_rows()))
+            self.statusBar().showMessage(
+                f"Tree from node {g.node_id[answer.source]}: {METHODS[answer.method][1]}, "
+                f"{answer.compute_ms:.2f} ms on {answer.backend}", 8000)
+        self.legend.setVisible(answer is None)
+        self.tree_shown.emit(answer)
+
+    def tree_legend_rows(self) -> list[tuple[tuple, str]]:
+        """(colour, text) per distance bin, then the unreachable roads when there are any."""
+        if self.tree is None:
+            return []
+        bins = self.tree_bins
+        rows = list(zip(bins.colors, bins.labels()))
+        unreached = int(np.count_nonzero(self.tree.tree.distance < 0))
+        if unreached:
+            rows.append((UNREACHABLE_COLOR, f"unreachable ({unreached:,} nodes)"))
+        return rows
+
+    def _tree_info_html(self, a: TreeAnswer) -> str:
+        g, d = self.graph, a.tree.distance
+        reached = int(np.count_nonzero(d >= 0))
+        unit = self.tree_bins.unit
+        what = a.metric if unit.suffix else f"{a.metric}, in metric units"
+        return "<br>".join([
+            f"<b>From node {g.node_id[a.source]}</b> · {what}",
+            f"{METHODS[a.method][1]}",
+            f"on {a.backend}",
+            f"<b>{a.compute_ms:.2f} ms</b> ({a.total_ms:.2f} ms with the copy to host)",
+            f"reached {reached:,} of {g.num_nodes:,} nodes · farthest {unit.format(int(d.max()))}",
+        ])
+
+    def _show_tree_path(self, node: int | None, pinned: bool = True) -> None:
+        """The path to ``node`` read from the tree on the map (no recomputation)."""
+        if self.tree is None or node is None or self.graph is None:
+            return
+        g, t = self.graph, self.tree.tree
+        unit = self.tree_bins.unit
+        try:
+            path = reference.path_from_tree(g, t, node)
+        except reference.Unreachable as e:
+            self._set_route(None, f"node {g.node_id[node]}: {e}", error=pinned)
+            return
+        xy = None if self.drawing is None else route_polyline(self.drawing.points, g, path.arcs)
+        text = (f"<b>{unit.format(path.distance)}</b> from node {g.node_id[t.source]} to node "
+                f"{g.node_id[node]}<br>{route_summary(g, path).text()}")
+        self._set_route(RouteResult(0, t.source, node, t.metric, path, xy, text, 0.0), text)
+
+    def _on_node_hovered(self, node: int) -> None:
+        if self.tree is None:
+            return
+        g, d = self.graph, self.tree.tree.distance
+        far = "cannot be reached" if d[node] < 0 else self.tree_bins.unit.format(int(d[node]))
+        self.statusBar().showMessage(f"node {g.node_id[node]}: {far}", 4000)
+        if self.target is None:       # a clicked destination stays until the next click
+            self._show_tree_path(node, pinned=False)
+
+    def _on_context_menu(self, node: int, global_pos) -> None:
+        menu = self.node_menu = QMenu(self)
+        label = f"node {self.graph.node_id[node]}"
+        menu.addSection(label)
+        menu.addAction("Route from here", lambda: self._route_end("source", node))
+        menu.addAction("Route to here", lambda: self._route_end("target", node))
+        menu.addSeparator()
+        menu.addAction("Shortest-path tree from here", lambda: self.tree_from(node))
+        menu.addAction("Compare SSSP methods from here", lambda: self.compare(node))
+        menu.popup(global_pos)
+
+    def _route_end(self, which: str, node: int) -> None:
+        """A context-menu route end: leaves tree mode, then routes."""
+        if self.tree_mode:
+            self.set_tree_mode(False)
+        (self.set_source if which == "source" else self.set_target)(node)
+
+    # ------------------------------------------------------------ compare
+    def compare(self, source: int | None = None) -> int | None:
+        """Time every SSSP method and the reference from ``source`` (default: the start)."""
+        source = self.source if source is None else source
+        if self.graph is None or source is None:
+            self.statusBar().showMessage(
+                "Compare: set a start first, or right-click a node ▸ Compare SSSP methods from here", 6000)
+            return None
+        request_id = self.engine.compare(source, self._metric())
+        self._compare_source = int(self.graph.node_id[source])
+        self.progress.setValue(0)
+        self.progress_label.setText("Comparing SSSP methods…")
+        self._show_progress(True)
+        return request_id
+
+    def _on_compare_progress(self, request_id: int, fraction: float, message: str) -> None:
+        self.progress.setValue(int(1000 * min(max(fraction, 0.0), 1.0)))
+        self.progress_label.setText(message)
+
+    def _on_compare_done(self, c: Comparison) -> None:
+        self._job_ended()
+        self.comparison = c
+        self.compare_chart.show_comparison(c, self._compare_source)
+        if not self.compare_dock.isVisible():
+            self.compare_dock.show()
+            self.resizeDocks([self.compare_dock], [max(220, self.height() // 3)], Qt.Vertical)
+        self.compare_dock.raise_()
+        self.statusBar().showMessage(f"Compared {len(c.timings)} methods: {c.verdict}", 8000)
+        self.comparison_shown.emit(c)
+
+    def _on_compare_failed(self, request_id: int, message: str) -> None:
+        self._job_ended()
+        self.show_error(f"Comparing SSSP methods failed: {message}")
+
+    def _on_compare_cancelled(self, request_id: int) -> None:
+        self._job_ended()
+        self.statusBar().showMessage("Comparison cancelled", 5000)
 
     # ------------------------------------------------------------ closing
     def closeEvent(self, event) -> None:

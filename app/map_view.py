@@ -5,6 +5,12 @@ One ``PlotCurveItem`` with ``connect='pairs'`` per road-class group, 1-px cosmet
 (debounced ``sigRangeChanged``) the curves get the level of ``NetworkDrawing`` whose
 grid cell is at most a pixel, cropped to the view and a margin when it is large. Node
 dots appear only when few nodes are in view. Clicks snap to the nearest node (cKDTree).
+
+A shortest-path tree replaces the road-class curves by one curve per distance bin
+(plus grey for unreachable roads), filled from the same levels of detail: each
+segment's bin comes from the tree distances of its road's end nodes. Right-clicks ask
+for a context menu; while ``hover_enabled``, the node under the mouse is reported at
+most every HOVER_INTERVAL_MS.
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from app import map_style as style
+from app.distance_bins import UNREACHABLE_COLOR, DistanceBins, segment_distance
 from app.network_geometry import Level, NetworkDrawing
 
 DETAIL_DEBOUNCE_MS = 60
@@ -22,10 +29,15 @@ CROP_MARGIN = 0.5              # cropped region: the view plus this share of it 
 MAX_NODE_DOTS = 2_000
 NODE_DOTS_BELOW_MPP = 2.5      # node dots only when a pixel covers less than this
 MINOR_HIDDEN_ABOVE_MPP = 60.0  # minor classes are hidden when a pixel covers more metres
+TREE_WIDTH = 1.6               # pixels, the distance-bin curves
+HOVER_INTERVAL_MS = 40         # hovered node reported at most this often
+HOVER_RADIUS_PX = 25           # ... when it is this close to the mouse
 
 
 class MapView(QWidget):
     node_clicked = Signal(int, bool)          # node index, True = set the source
+    node_hovered = Signal(int)                # node index near the mouse (hover_enabled)
+    context_requested = Signal(int, object)   # node index, global QPoint: right-click
     marker_dragged = Signal(str, int, bool)   # "source"/"target", node index, drag finished
     detail_changed = Signal()                 # the curves were refilled (tests, status)
 
@@ -35,6 +47,12 @@ class MapView(QWidget):
         self.level: Level | None = None
         self._crop: tuple | None = None
         self._curves: list[pg.PlotCurveItem] = []
+        self._tree: tuple[np.ndarray, DistanceBins] | None = None   # distances, bins
+        self._tree_curves: list[pg.PlotCurveItem] = []   # one per bin, then unreachable
+        self._segment_bins: dict[int, np.ndarray] = {}   # id(level) -> bin per segment
+        self.hover_enabled = False
+        self._hover_pos = None
+        self._hovered = -1
 
         self.plot = pg.PlotWidget(background=style.BACKGROUND)
         item = self.plot.getPlotItem()
@@ -47,6 +65,7 @@ class MapView(QWidget):
         self.view.disableAutoRange()
         self.view.sigRangeChanged.connect(self._schedule_detail)
         self.plot.scene().sigMouseClicked.connect(self._on_click)
+        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
 
         self.nodes = pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(style.NODE_COLOR))
         self.nodes.setZValue(9)
@@ -82,6 +101,8 @@ class MapView(QWidget):
 
         self._detail_timer = QTimer(self, singleShot=True, interval=DETAIL_DEBOUNCE_MS)
         self._detail_timer.timeout.connect(self.update_detail)
+        self._hover_timer = QTimer(self, singleShot=True, interval=HOVER_INTERVAL_MS)
+        self._hover_timer.timeout.connect(self._report_hover)
         self.show_message("No graph loaded. Open one with File ▸ Open… (Ctrl+O),\nor the generated network with File ▸ Open default network (Ctrl+D).")
 
     def _marker(self, color) -> pg.TargetItem:
@@ -99,6 +120,7 @@ class MapView(QWidget):
 
     def set_network(self, drawing: NetworkDrawing | None, license_text: str = "",
                     no_coordinates_text: str = "") -> None:
+        self.set_tree(None)
         for c in self._curves:
             self.plot.removeItem(c)
         self._curves = []
@@ -139,7 +161,49 @@ class MapView(QWidget):
     def _schedule_detail(self) -> None:
         self._detail_timer.start()
 
-    def update_detail(self) -> None:
+    # ------------------------------------------------------- distance tree
+    @property
+    def showing_tree(self) -> bool:
+        return self._tree is not None
+
+    def set_tree(self, distance: np.ndarray | None, bins: DistanceBins | None = None) -> None:
+        """Colour the network by ``distance`` (per node, -1 unreachable) in ``bins``;
+        None goes back to the road-class colours."""
+        for c in self._tree_curves:
+            self.plot.removeItem(c)
+        self._tree_curves, self._segment_bins, self._hovered = [], {}, -1
+        self._tree = None if distance is None else (distance, bins)
+        if self._tree is not None:
+            pens = [pg.mkPen(c, width=TREE_WIDTH) for c in bins.colors]
+            pens.append(pg.mkPen(UNREACHABLE_COLOR, width=1))
+            for k, pen in enumerate(pens):
+                curve = pg.PlotCurveItem(pen=pen, connect="pairs", skipFiniteCheck=True)
+                curve.setZValue(1 + k / len(pens) if k < bins.count else 0.5)   # below routes
+                curve.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+                self.plot.addItem(curve, ignoreBounds=True)
+                self._tree_curves.append(curve)
+        self.update_detail(refill=True)
+
+    def tree_curve_sizes(self) -> list[int]:
+        """Segments drawn per distance bin, then unreachable ones (tests, status)."""
+        return [0 if x is None else len(x) // 2 for x, _ in (c.getData() for c in self._tree_curves)]
+
+    def _fill_tree(self, level: Level, crop) -> None:
+        distance, bins = self._tree
+        seg_bin = self._segment_bins.get(id(level))
+        if seg_bin is None:
+            seg_bin = bins.of(segment_distance(level.end_a, level.end_b, distance))
+            self._segment_bins[id(level)] = seg_bin
+        idx = level.select(rect=crop)
+        b = seg_bin[idx]
+        order = np.argsort(b, kind="stable")
+        idx = idx[order]
+        first = np.searchsorted(b[order], np.arange(len(self._tree_curves) + 1))
+        for k, curve in enumerate(self._tree_curves):
+            x, y = level.pairs_of(idx[first[k]:first[k + 1]])
+            curve.setData(x=x, y=y)
+
+    def update_detail(self, refill: bool = False) -> None:
         """Fill the curves with the level of detail and region that the view needs."""
         d = self.drawing
         if d is None:
@@ -157,13 +221,15 @@ class MapView(QWidget):
             else:
                 crop = (view[0] - CROP_MARGIN * w, view[1] - CROP_MARGIN * h,
                         view[2] + CROP_MARGIN * w, view[3] + CROP_MARGIN * h)
-        if level is not self.level or crop != self._crop:
+        if refill or level is not self.level or crop != self._crop:
             self.level, self._crop = level, crop
-            for g, curve in enumerate(self._curves):
-                x, y = level.pairs(g, crop)
-                curve.setData(x=x, y=y)
+            if self._tree is not None:
+                self._fill_tree(level, crop)
+            else:
+                for g, curve in enumerate(self._curves):
+                    curve.setData(*level.pairs(g, crop))
         for group, curve in zip(d.groups, self._curves):
-            curve.setVisible(group.major or mpp <= MINOR_HIDDEN_ABOVE_MPP)
+            curve.setVisible(self._tree is None and (group.major or mpp <= MINOR_HIDDEN_ABOVE_MPP))
         self._update_nodes(view, mpp)
         self.detail_changed.emit()
 
@@ -220,9 +286,32 @@ class MapView(QWidget):
             return
         p = self.view.mapSceneToView(ev.scenePos())
         node = self.drawing.nearest_node(p.x(), p.y())
-        as_source = ev.button() == Qt.RightButton or bool(ev.modifiers() & Qt.ShiftModifier)
         ev.accept()
-        self.node_clicked.emit(node, as_source)
+        if ev.button() == Qt.RightButton:
+            self.context_requested.emit(node, ev.screenPos().toPoint())
+        else:
+            self.node_clicked.emit(node, bool(ev.modifiers() & Qt.ShiftModifier))
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        if self.hover_enabled and self.drawing is not None:
+            self._hover_pos = scene_pos
+            if not self._hover_timer.isActive():    # throttle, do not debounce
+                self._hover_timer.start()
+
+    def _report_hover(self) -> None:
+        node = self.node_near(self._hover_pos)
+        if self.hover_enabled and node >= 0 and node != self._hovered:
+            self._hovered = node
+            self.node_hovered.emit(node)
+
+    def node_near(self, scene_pos, radius_px: float = HOVER_RADIUS_PX) -> int:
+        """The node nearest to a scene position within ``radius_px``, else -1."""
+        if self.drawing is None or scene_pos is None or \
+                not self.view.sceneBoundingRect().contains(scene_pos):
+            return -1
+        p = self.view.mapSceneToView(scene_pos)
+        dist, node = self.drawing.tree.query([p.x(), p.y()])
+        return int(node) if dist <= radius_px * self.metres_per_pixel() else -1
 
 
 def _inside(inner, outer) -> bool:

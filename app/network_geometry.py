@@ -8,6 +8,9 @@
   collapse or repeat are dropped). At a zoom where a cell is at most a pixel the picture
   is the same, with far fewer segments. ``NetworkDrawing.level_for(metres_per_pixel)``
   picks one; ``Level.pairs(group, rect)`` gives x/y arrays for ``connect='pairs'``.
+  Every segment remembers the two end nodes of the road it draws (``end_a``, ``end_b``;
+  on a coarse level, of one road it stands for), so per-node values such as the
+  distances of a shortest-path tree can colour any level.
 * ``route_polyline(drawing, graph, arcs)``: the points of a path along arc geometry.
 * Picking: a cKDTree on the node coordinates.
 """
@@ -53,27 +56,36 @@ class Level:
     x1: np.ndarray
     y1: np.ndarray
     group_first: np.ndarray     # int64 [num_groups + 1]
+    end_a: np.ndarray           # int32 [s]: the end nodes of the road a segment draws
+    end_b: np.ndarray
 
     @property
     def num_segments(self) -> int:
         return int(self.x0.size)
 
-    def pairs(self, group: int, rect=None) -> tuple[np.ndarray, np.ndarray]:
-        """Interleaved x, y (start, end, start, end, ...) of a group's segments.
-
-        ``rect`` = (xmin, ymin, xmax, ymax) keeps only segments whose box meets it.
-        """
-        a, b = self.group_first[group], self.group_first[group + 1]
+    def select(self, group: int | None = None, rect=None) -> np.ndarray:
+        """Indices of a group's segments (all groups for None) whose box meets ``rect``
+        = (xmin, ymin, xmax, ymax), or all of them for no rect."""
+        a, b = (0, self.num_segments) if group is None else \
+            (int(self.group_first[group]), int(self.group_first[group + 1]))
+        if rect is None:
+            return np.arange(a, b)
         x0, y0, x1, y1 = self.x0[a:b], self.y0[a:b], self.x1[a:b], self.y1[a:b]
-        if rect is not None:
-            xmin, ymin, xmax, ymax = rect
-            keep = ((np.maximum(x0, x1) >= xmin) & (np.minimum(x0, x1) <= xmax) &
-                    (np.maximum(y0, y1) >= ymin) & (np.minimum(y0, y1) <= ymax))
-            x0, y0, x1, y1 = x0[keep], y0[keep], x1[keep], y1[keep]
-        x = np.empty(2 * x0.size)
-        y = np.empty(2 * x0.size)
-        x[0::2], x[1::2], y[0::2], y[1::2] = x0, x1, y0, y1
+        xmin, ymin, xmax, ymax = rect
+        keep = ((np.maximum(x0, x1) >= xmin) & (np.minimum(x0, x1) <= xmax) &
+                (np.maximum(y0, y1) >= ymin) & (np.minimum(y0, y1) <= ymax))
+        return a + np.flatnonzero(keep)
+
+    def pairs_of(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Interleaved x, y (start, end, start, end, ...) of the segments ``idx``."""
+        x = np.empty(2 * idx.size)
+        y = np.empty(2 * idx.size)
+        x[0::2], x[1::2], y[0::2], y[1::2] = self.x0[idx], self.x1[idx], self.y0[idx], self.y1[idx]
         return x, y
+
+    def pairs(self, group: int, rect=None) -> tuple[np.ndarray, np.ndarray]:
+        """x, y for ``connect='pairs'`` of a group's segments that meet ``rect``."""
+        return self.pairs_of(self.select(group, rect))
 
 
 @dataclass(frozen=True)
@@ -179,17 +191,19 @@ def build_drawing(graph: RoadGraph, coarsest_cells: int | None = None) -> Networ
     seg_a = idx[:-1][is_start]
     seg_b = idx[1:][is_start]
     seg_group = np.repeat(arc_group, k + 1)
+    seg_arc = np.repeat(arcs, k + 1)
+    ends = (graph.tail[seg_arc].astype(np.int32), graph.head[seg_arc].astype(np.int32))
 
     if points.size:
         bounds = (*points.min(axis=0), *points.max(axis=0))
     else:
         bounds = (0.0, 0.0, 1.0, 1.0)
-    exact = _level(0.0, points, seg_a, seg_b, seg_group, len(groups))
+    exact = _level(0.0, points, seg_a, seg_b, seg_group, len(groups), ends)
     levels = []
     extent = max(bounds[2] - bounds[0], bounds[3] - bounds[1])
     cell = extent / (coarsest_cells or COARSEST_CELLS)
     while cell > 0 and seg_a.size and len(levels) < 16:
-        level = _clustered_level(cell, points, bounds, seg_a, seg_b, seg_group, len(groups))
+        level = _clustered_level(cell, points, bounds, seg_a, seg_b, seg_group, len(groups), ends)
         if level.num_segments > KEEP_LEVEL_BELOW * exact.num_segments:
             break
         levels.append(level)
@@ -198,17 +212,19 @@ def build_drawing(graph: RoadGraph, coarsest_cells: int | None = None) -> Networ
                           cKDTree(graph.xy))
 
 
-def _level(cell, points, seg_a, seg_b, seg_group, num_groups) -> Level:
+def _level(cell, points, seg_a, seg_b, seg_group, num_groups, ends) -> Level:
     order = np.argsort(seg_group, kind="stable")
     a, b = seg_a[order], seg_b[order]
     first = np.zeros(num_groups + 1, dtype=np.int64)
     np.cumsum(np.bincount(seg_group, minlength=num_groups), out=first[1:])
-    return Level(cell, points[a, 0], points[a, 1], points[b, 0], points[b, 1], first)
+    return Level(cell, points[a, 0], points[a, 1], points[b, 0], points[b, 1], first,
+                 ends[0][order], ends[1][order])
 
 
-def _clustered_level(cell, points, bounds, seg_a, seg_b, seg_group, num_groups) -> Level:
+def _clustered_level(cell, points, bounds, seg_a, seg_b, seg_group, num_groups, ends) -> Level:
     """Vertex clustering: snap points to the mean of their grid cell, drop collapsed
-    and repeated segments (per group)."""
+    and repeated segments (per group); a kept segment keeps the road ends of the first
+    segment it stands for."""
     ij = np.floor((points - np.asarray(bounds[:2])) / cell).astype(np.int64)
     key = ij[:, 0] * (int(ij[:, 1].max()) + 1) + ij[:, 1]
     _, cluster = np.unique(key, return_inverse=True)
@@ -222,4 +238,5 @@ def _clustered_level(cell, points, bounds, seg_a, seg_b, seg_group, num_groups) 
     c = count.size
     lo, hi = np.minimum(ca, cb), np.maximum(ca, cb)
     _, first = np.unique((g.astype(np.int64) * c + lo) * c + hi, return_index=True)
-    return _level(cell, centre, lo[first], hi[first], g[first], num_groups)
+    kept_ends = (ends[0][keep][first], ends[1][keep][first])
+    return _level(cell, centre, lo[first], hi[first], g[first], num_groups, kept_ends)

@@ -134,17 +134,49 @@ def bench_sssp() -> tuple[list[str], list[list[str]]]:
         rows.append([label, "scipy Dijkstra (CPU)", f"{scipy_ms:.1f}", "", "1.0x", ""])
         variants = [(name, {}) for name in METHODS]
         variants += [("kstep", {"k": k}) for k in (1, 2, 3, 5, 6)]   # k = 4 is the default row
+        variants += [("near_far", {"delta_factor": f}) for f in (4, 16, 32, 64)]
         for name, options in variants:
             shortest_path_tree(g, int(sources[0]), metric, name, backend, **options)   # warm-up
             results = [shortest_path_tree(g, int(s), metric, name, backend, **options) for s in sources]
             compute = statistics.median(r.compute_ms for r in results)
             total = statistics.median(r.total_ms for r in results)
-            label_name = name + (f" k={options['k']}" if options else "")
+            label_name = " ".join([name] + [f"{k}={v:g}" for k, v in options.items()])
+            rounds = statistics.median(r.stats.get("rounds", r.stats.get("iterations", 0)) for r in results)
             arcs_per_s = g.num_arcs / (compute / 1000)
             rows.append([label, f"{label_name} ({backend.name})", f"{compute:.2f}", f"{total:.2f}",
-                         f"{scipy_ms / total:.1f}x", f"{arcs_per_s / 1e9:.2f}"])
+                         f"{scipy_ms / total:.1f}x", f"{rounds:.0f}", f"{arcs_per_s / 1e9:.2f}"])
     return ["graph", "method", "tree compute ms (median)", "incl. copy to host ms",
-            "speed-up vs scipy (incl. copy)", "G arcs/s (m / compute)"], rows
+            "speed-up vs scipy (incl. copy)", "rounds / iterations (median)",
+            "G arcs/s (m / compute)"], rows
+
+
+def bench_near_far_grid() -> tuple[list[str], list[list[str]]]:
+    """near-far grid shape and bucket width: median of 20 sources, NY and generated 2 M."""
+    import numpy as np
+
+    from engine import backend as backends
+    from engine.generate import generate_road_network
+    from engine.io import load
+    from engine.sssp import shortest_path_tree
+
+    backend = backends.select("gpu")
+    graphs = [("generated 2 M", generate_road_network(2_000_000, seed=1))]
+    ny = DATA / "dimacs" / "USA-road-d.NY.gr.gz"
+    if ny.exists():
+        graphs.insert(0, ("NY", load([ny])))
+    rows = []
+    for label, g in graphs:
+        sources = np.random.default_rng(4).integers(0, g.num_nodes, 20)
+        for blocks in (16, 33, 66, 132):
+            for threads in (256, 1024):
+                for factor in (16, 32, 64):
+                    options = dict(blocks=blocks, threads=threads, delta_factor=factor)
+                    shortest_path_tree(g, int(sources[0]), "distance", "near_far", backend, **options)
+                    ms = statistics.median(
+                        shortest_path_tree(g, int(s), "distance", "near_far", backend, **options).compute_ms
+                        for s in sources)
+                    rows.append([label, str(blocks), str(threads), str(factor), f"{ms:.2f}"])
+    return ["graph", "blocks", "threads", "delta factor", "median ms"], rows
 
 
 def best_of(runs: int, fn, *args, **kwargs):
@@ -155,9 +187,11 @@ def best_of(runs: int, fn, *args, **kwargs):
     return result, best
 
 
-SECTIONS = {"load": bench_load, "dijkstra": bench_dijkstra, "sssp": bench_sssp}
+SECTIONS = {"load": bench_load, "dijkstra": bench_dijkstra, "sssp": bench_sssp,
+            "near_far_grid": bench_near_far_grid}
 TITLES = {"load": "Load times", "dijkstra": "Reference Dijkstra (scipy, CPU)",
-          "sssp": "Shortest-path trees without preprocessing (engine/sssp)"}
+          "sssp": "Shortest-path trees without preprocessing (engine/sssp)",
+          "near_far_grid": "near-far tuning: grid shape and bucket width (GPU)"}
 
 
 # ----------------------------------------------------------------- output

@@ -2,9 +2,13 @@
 
     QT_QPA_PLATFORM=offscreen PYTHONPATH=. python scripts/screenshot.py out.png [FILE ...]
         [--route SRC_ID DST_ID] [--zoom FACTOR] [--size 1280x820]
+        [--tree [--method NAME]] [--compare]
 
 With no FILE it opens the generated default network. Without --route it routes
 between the nodes nearest to 15 % and 85 % of the map's diagonal.
+--tree shows the shortest-path tree from the start instead (tree mode), with the path
+to the destination read from it; --compare runs every SSSP method and the reference
+from the start and shows the chart dock.
 """
 from __future__ import annotations
 
@@ -65,6 +69,9 @@ def main(argv=None) -> int:
     ap.add_argument("--zoom", type=float, default=1.0, help="zoom in by this factor around the route")
     ap.add_argument("--size", default="1280x820")
     ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--tree", action="store_true", help="tree mode: the start's shortest-path tree")
+    ap.add_argument("--method", default="auto", help="SSSP method for --tree")
+    ap.add_argument("--compare", action="store_true", help="compare the SSSP methods from the start")
     args = ap.parse_args(argv)
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -87,10 +94,27 @@ def main(argv=None) -> int:
         s, t = (int(v) for v in g.index_of(args.route))
     else:
         s, t = far_apart_nodes(g)
-    w.set_source(s)
-    w.set_target(t)
-    wait_for(w.route_shown, 120)
+    if args.tree:
+        w.method_combo.setCurrentIndex(w.method_combo.findData(args.method))
+        w.set_tree_mode(True)
+        w.set_source(s)
+        wait_for(w.tree_shown, 120)
+        a = w.tree
+        print(f"tree: {a.method} on {a.backend}: {a.compute_ms:.2f} ms "
+              f"({a.total_ms:.2f} ms total); {w.tree_bins.count} bins; "
+              f"segments per bin {w.map_view.tree_curve_sizes()}")
+        w.set_target(t)
+    else:
+        w.set_source(s)
+        w.set_target(t)
+        wait_for(w.route_shown, 120)
     print("route:", w.route_message)
+    if args.compare:
+        w.compare(s)
+        c = wait_for(w.comparison_shown, 300)[0]
+        for r in c.timings:
+            print(f"  {r.name:14s} {r.ms:10.2f} ms (best of {r.runs}) mismatches {r.mismatches}")
+        print("compare:", c.verdict)
     if args.zoom != 1.0 and w.route_result is not None and w.route_result.xy is not None:
         xy = w.route_result.xy
         cx, cy = xy[len(xy) // 2]

@@ -17,9 +17,13 @@ extern "C" __global__ void bf_round(const int* __restrict__ arc_tail,
                                     const int* __restrict__ arc_head,
                                     const unsigned int* __restrict__ arc_w, int m,
                                     const dist_t* __restrict__ d_read, dist_t* d_write,
-                                    int* improved_round, int round, int* last_change) {
+                                    int* improved_round, const int* round_base, int offset,
+                                    int* last_change) {
+    // The round number is read from the device so one captured CUDA graph of
+    // CHECK_EVERY rounds can be replayed unchanged (round_base moves on after it).
     int a = blockIdx.x * blockDim.x + threadIdx.x;
     if (a >= m) return;
+    int round = *round_base + offset;
     int u = __ldg(arc_tail + a);
     if (__ldg(improved_round + u) != round - 1) return;
     dist_t cand;
@@ -34,6 +38,15 @@ extern "C" __global__ void bf_round(const int* __restrict__ arc_tail,
     }
 }
 
+extern "C" __global__ void bf_start(int* improved_round, int n, int source, int* round_base,
+                                    int* last_change) {
+    int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v < n) improved_round[v] = (v == source) ? 0 : -2;
+    if (v == 0) { *round_base = 0; *last_change = 0; }
+}
+
+extern "C" __global__ void bf_advance(int* round_base, int by) { *round_base += by; }
+
 // ------------------------------------------------------- locality k-step relaxation
 // Each thread owns two vertices. A flagged vertex starts a depth-first wave that
 // relaxes up to K hops; vertices improved at depth K are flagged in the other
@@ -43,8 +56,10 @@ extern "C" __global__ void kstep_round(const int* __restrict__ first_out,
                                        const int* __restrict__ head,
                                        const unsigned int* __restrict__ w, int n,
                                        dist_t* d, unsigned char* flag_in,
-                                       unsigned char* flag_out, int K, int* changed) {
+                                       unsigned char* flag_out, int K,
+                                       const int* round_base, int offset, int* last_change) {
     int t = blockIdx.x * blockDim.x + threadIdx.x;
+    int round = *round_base + offset;
     int stack_node[MAX_K], stack_arc[MAX_K];
     for (int k = 0; k < 2; ++k) {
         int root = 2 * t + k;
@@ -61,7 +76,7 @@ extern "C" __global__ void kstep_round(const int* __restrict__ first_out,
             if (!add_no_overflow(d[x], w[a], &cand)) continue;
             int y = head[a];
             if (cand < d[y] && cand < atomicMin(d + y, cand)) {
-                *changed = 1;
+                *last_change = round;
                 if (depth + 1 < K) {
                     ++depth;
                     stack_node[depth] = y;
@@ -72,6 +87,13 @@ extern "C" __global__ void kstep_round(const int* __restrict__ first_out,
             }
         }
     }
+}
+
+extern "C" __global__ void kstep_start(unsigned char* flag, int source, int* round_base,
+                                       int* last_change) {
+    flag[source] = 1;
+    *round_base = 0;
+    *last_change = 0;
 }
 
 // ------------------------------------------------------------------- parents

@@ -11,33 +11,64 @@ import numba
 import numpy as np
 
 from engine.backend import load_module
+from engine.sssp.graph_batch import captured
 
-CHECK_EVERY = 16
+CHECK_EVERY = 32
 INF64 = np.iinfo(np.int64).max
 
 
 def run_gpu(prep, source: int, dist64: bool):
     import cupy
-    module = load_module("sssp", ("DIST64",) if dist64 else ())
-    dtype = cupy.uint64 if dist64 else cupy.uint32
+    state = _state(prep, dist64)
     n = prep.n
-    tail, head, w = prep.bf_arcs()
-    d = cupy.empty(n, dtype=dtype)
-    module.get_function("init_dist")(((n + 255) // 256,), (256,), (d, np.int32(n), np.int32(source)))
-    improved = cupy.full(n, -2, dtype=cupy.int32)
-    improved[source] = 0
-    last_change = cupy.zeros(1, dtype=cupy.int32)
-    relax = module.get_function("bf_round")
-    grid = ((max(prep.m, 1) + 255) // 256,)
+    grid_n = ((n + 255) // 256,)
+    state.module.get_function("init_dist")(grid_n, (256,), (state.d, np.int32(n), np.int32(source)))
+    state.module.get_function("bf_start")(grid_n, (256,), (state.improved, np.int32(n), np.int32(source),
+                                                            state.round_base, state.last_change))
     rounds = 0
     while True:
-        for _ in range(CHECK_EVERY):
-            rounds += 1
-            relax(grid, (256,), (tail, head, w, np.int32(prep.m), d, d, improved,
-                                 np.int32(rounds), last_change))
-        if int(last_change.get()[0]) < rounds:
+        state.launch_batch()
+        rounds += CHECK_EVERY
+        if int(state.last_change.get()[0]) < rounds:
             break
-    return d, {"rounds": rounds}
+    return state.d.copy(), {"rounds": int(state.last_change.get()[0]) + 1}
+
+
+class _BatchState:
+    """Device buffers reused across runs, and CHECK_EVERY rounds as one CUDA graph.
+
+    Replaying a captured graph costs about a microsecond per kernel instead of
+    about five for a launch from Python; the arguments never change between runs
+    because the buffers are reused and the round number lives on the device.
+    """
+
+    def __init__(self, prep, dist64: bool) -> None:
+        import cupy
+        self.module = load_module("sssp", ("DIST64",) if dist64 else ())
+        n = prep.n
+        self.d = cupy.empty(n, dtype=cupy.uint64 if dist64 else cupy.uint32)
+        self.improved = cupy.empty(n, dtype=cupy.int32)
+        self.round_base = cupy.zeros(1, dtype=cupy.int32)
+        self.last_change = cupy.zeros(1, dtype=cupy.int32)
+        tail, head, w = prep.bf_arcs()
+        relax = self.module.get_function("bf_round")
+        advance = self.module.get_function("bf_advance")
+        grid = ((max(prep.m, 1) + 255) // 256,)
+
+        def batch():
+            for offset in range(1, CHECK_EVERY + 1):
+                relax(grid, (256,), (tail, head, w, np.int32(prep.m), self.d, self.d, self.improved,
+                                     self.round_base, np.int32(offset), self.last_change))
+            advance((1,), (1,), (self.round_base, np.int32(CHECK_EVERY)))
+
+        self.launch_batch = captured(batch)
+
+
+def _state(prep, dist64: bool) -> _BatchState:
+    key = ("bellman_ford", dist64)
+    if key not in prep.device_state:
+        prep.device_state[key] = _BatchState(prep, dist64)
+    return prep.device_state[key]
 
 
 def run_cpu(prep, source: int):

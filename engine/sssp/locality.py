@@ -13,44 +13,72 @@ import numba
 import numpy as np
 
 from engine.backend import load_module
+from engine.sssp.graph_batch import captured
 
 DEFAULT_K = 4
 MAX_K = 8                # the kernel's stack depth
 UNCHECKED_SHARE = 0.7    # share of the measured round count launched unchecked
+BATCH = 16               # rounds per captured graph and per convergence check
 INF64 = np.iinfo(np.int64).max
 
 
 def run_gpu(prep, source: int, dist64: bool, k: int | None = None):
-    import cupy
     k = k or prep.tuning.get("kstep_k", DEFAULT_K)
     if not 1 <= k <= MAX_K:
         raise ValueError(f"k must be 1..{MAX_K}")
-    module = load_module("sssp", ("DIST64",) if dist64 else ())
-    dtype = cupy.uint64 if dist64 else cupy.uint32
+    state = _state(prep, dist64, k)
     n = prep.n
-    d = cupy.empty(n, dtype=dtype)
-    module.get_function("init_dist")(((n + 255) // 256,), (256,), (d, np.int32(n), np.int32(source)))
-    flags = [cupy.zeros(n, dtype=cupy.uint8), cupy.zeros(n, dtype=cupy.uint8)]
-    flags[0][source] = 1
-    changed = cupy.zeros(1, dtype=cupy.int32)
-    step = module.get_function("kstep_round")
-    grid = (((n + 1) // 2 + 255) // 256,)
-    args = (prep.first_out, prep.head, prep.weight, np.int32(n), d)
-
+    state.module.get_function("init_dist")(((n + 255) // 256,), (256,), (state.d, np.int32(n), np.int32(source)))
+    state.flags.fill(0)
+    state.module.get_function("kstep_start")((1,), (1,), (state.flags[0], np.int32(source),
+                                                          state.round_base, state.last_change))
     unchecked = prep.tuning.get(("kstep_unchecked", k))
     rounds = 0
-    for _ in range(unchecked or 0):
-        step(grid, (256,), args + (flags[rounds % 2], flags[(rounds + 1) % 2], np.int32(k), changed))
-        rounds += 1
+    for _ in range((unchecked or 0) // BATCH):    # N rounds with no host-device traffic
+        state.launch_batch()
+        rounds += BATCH
     while True:
-        changed.fill(0)
-        step(grid, (256,), args + (flags[rounds % 2], flags[(rounds + 1) % 2], np.int32(k), changed))
-        rounds += 1
-        if int(changed.get()[0]) == 0:
+        state.launch_batch()
+        rounds += BATCH
+        if int(state.last_change.get()[0]) < rounds:
             break
+    used = int(state.last_change.get()[0]) + 1
     if unchecked is None:
-        prep.tuning[("kstep_unchecked", k)] = int(rounds * UNCHECKED_SHARE)
-    return d, {"rounds": rounds, "k": k, "unchecked_rounds": unchecked or 0}
+        prep.tuning[("kstep_unchecked", k)] = int(used * UNCHECKED_SHARE)
+    return state.d.copy(), {"rounds": used, "k": k, "unchecked_rounds": unchecked or 0}
+
+
+class _BatchState:
+    """Reused buffers and BATCH rounds (an even number: the flags swap back) as one graph."""
+
+    def __init__(self, prep, dist64: bool, k: int) -> None:
+        import cupy
+        self.module = load_module("sssp", ("DIST64",) if dist64 else ())
+        n = prep.n
+        self.d = cupy.empty(n, dtype=cupy.uint64 if dist64 else cupy.uint32)
+        self.flags = cupy.zeros((2, n), dtype=cupy.uint8)
+        self.round_base = cupy.zeros(1, dtype=cupy.int32)
+        self.last_change = cupy.zeros(1, dtype=cupy.int32)
+        step = self.module.get_function("kstep_round")
+        advance = self.module.get_function("bf_advance")
+        grid = (((n + 1) // 2 + 255) // 256,)
+
+        def batch():
+            for offset in range(1, BATCH + 1):
+                flag_in, flag_out = self.flags[(offset - 1) % 2], self.flags[offset % 2]
+                step(grid, (256,), (prep.first_out, prep.head, prep.weight, np.int32(n), self.d,
+                                    flag_in, flag_out, np.int32(k), self.round_base,
+                                    np.int32(offset), self.last_change))
+            advance((1,), (1,), (self.round_base, np.int32(BATCH)))
+
+        self.launch_batch = captured(batch)
+
+
+def _state(prep, dist64: bool, k: int) -> _BatchState:
+    key = ("kstep", dist64, k)
+    if key not in prep.device_state:
+        prep.device_state[key] = _BatchState(prep, dist64, k)
+    return prep.device_state[key]
 
 
 def run_cpu(prep, source: int, k: int | None = None):

@@ -13,16 +13,19 @@ import numpy as np
 
 from engine.backend import load_module
 
-DELTA_FACTOR = 8.0       # delta = DELTA_FACTOR * mean arc cost
+DELTA_FACTOR = 64.0      # delta = DELTA_FACTOR * mean arc cost (scripts/bench.py near_far_grid)
 BLOCK = 256
+BLOCKS_PER_SM = 1        # a small grid keeps the grid barrier cheap
 INF64 = np.iinfo(np.int64).max
 
 
-def delta_for(prep) -> int:
-    return max(1, int(prep.tuning.get("near_far_delta_factor", DELTA_FACTOR) * prep.mean_weight))
+def delta_for(prep, delta_factor: float | None = None) -> int:
+    factor = delta_factor or prep.tuning.get("near_far_delta_factor", DELTA_FACTOR)
+    return max(1, int(factor * prep.mean_weight))
 
 
-def run_gpu(prep, source: int, dist64: bool):
+def run_gpu(prep, source: int, dist64: bool, delta_factor: float | None = None,
+            blocks: int | None = None, threads: int | None = None):
     import cupy
     defines = ("DIST64",) if dist64 else ()
     dtype = cupy.uint64 if dist64 else cupy.uint32
@@ -30,33 +33,36 @@ def run_gpu(prep, source: int, dist64: bool):
     d = cupy.empty(n, dtype=dtype)
     load_module("sssp", defines).get_function("init_dist")(
         ((n + 255) // 256,), (256,), (d, np.int32(n), np.int32(source)))
-    queues = [cupy.empty(max(n, 1), dtype=cupy.int32) for _ in range(4)]
-    count = cupy.zeros(4, dtype=cupy.int32)
+    queues = [cupy.empty(max(n, 1), dtype=cupy.int32) for _ in range(5)]
+    count = cupy.zeros(5, dtype=cupy.int32)
     stamps = cupy.zeros((2, n), dtype=cupy.int32)
     iterations = cupy.zeros(1, dtype=cupy.int32)
     kernel = load_module("near_far", defines, cooperative=True).get_function("near_far")
     dist_type = np.uint64 if dist64 else np.uint32
-    delta = min(delta_for(prep), int(np.iinfo(dist_type).max) - 1)
-    kernel((_cooperative_blocks(kernel),), (BLOCK,),
+    delta = min(delta_for(prep, delta_factor), int(np.iinfo(dist_type).max) - 1)
+    threads = threads or prep.tuning.get("near_far_threads", BLOCK)
+    blocks = blocks or prep.tuning.get("near_far_blocks") or _cooperative_blocks(kernel, threads)
+    kernel((blocks,), (threads,),
            (prep.first_out, prep.head, prep.weight, np.int32(n), d, *queues, count,
             stamps[0], stamps[1], dist_type(delta),
             np.int32(source), iterations))
     return d, {"iterations": "device", "delta": delta, "_iterations": iterations}
 
 
-def _cooperative_blocks(kernel) -> int:
-    """Blocks that can all be resident at once (a cooperative launch requires it)."""
+def _cooperative_blocks(kernel, threads: int) -> int:
+    """BLOCKS_PER_SM blocks per SM, fewer if they could not all be resident at once
+    (a cooperative launch requires it)."""
     import cupy
     device = cupy.cuda.Device()
     sms = device.attributes["MultiProcessorCount"]
     regs = max(kernel.num_regs, 1)
-    per_sm_by_regs = device.attributes["MaxRegistersPerMultiprocessor"] // (regs * BLOCK)
-    per_sm_by_threads = device.attributes["MaxThreadsPerMultiProcessor"] // BLOCK
-    return sms * max(1, min(per_sm_by_regs, per_sm_by_threads, 4))
+    per_sm_by_regs = device.attributes["MaxRegistersPerMultiprocessor"] // (regs * threads)
+    per_sm_by_threads = device.attributes["MaxThreadsPerMultiProcessor"] // threads
+    return sms * max(1, min(per_sm_by_regs, per_sm_by_threads, BLOCKS_PER_SM))
 
 
-def run_cpu(prep, source: int):
-    delta = delta_for(prep)
+def run_cpu(prep, source: int, delta_factor: float | None = None, blocks=None, threads=None):
+    delta = delta_for(prep, delta_factor)
     d, iterations = _near_far(prep.first_out, prep.head, prep.weight, prep.n, source, delta)
     return d, {"iterations": int(iterations), "delta": delta}
 

@@ -33,7 +33,8 @@ class Prepared:
     max_weight: int
     mean_weight: float
     bf_order: object = None          # arcs ordered by (head segment, tail segment)
-    tuning: dict = field(default_factory=dict)
+    tuning: dict = field(default_factory=dict)          # measured per-variant settings
+    device_state: dict = field(default_factory=dict)    # reusable buffers, CUDA graphs
 
     @property
     def xp(self):

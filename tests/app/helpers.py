@@ -79,3 +79,13 @@ def click_node(qtbot, window, node: int, button=Qt.LeftButton, modifier=Qt.NoMod
     """A real mouse click on the map's viewport where the node is drawn."""
     QTest.mouseClick(window.map_view.plot.viewport(), button, modifier, node_viewport_pos(window, node))
     qtbot.wait(20)   # keep two clicks from reading as a double click
+
+
+def context_menu_action(qtbot, window, node: int, text: str):
+    """Right-click the node; the action called ``text`` of the menu that pops up."""
+    click_node(qtbot, window, node, button=Qt.RightButton)
+    menu = window.node_menu
+    qtbot.waitUntil(menu.isVisible, timeout=2000)
+    action = next(a for a in menu.actions() if a.text() == text)
+    menu.close()
+    return action

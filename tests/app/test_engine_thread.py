@@ -12,6 +12,7 @@ import pytest
 from PySide6.QtCore import QThread, QTimer
 
 from app.engine_thread import EngineClient
+from engine import reference
 from engine.reference import check_path
 from tests.app.helpers import ISLAND, LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, grid_graph, write_dimacs
 
@@ -154,3 +155,53 @@ def test_gui_keeps_processing_events_during_a_long_job(qtbot, client):
     assert during.size >= 0.3 * elapsed / 0.010, (during.size, elapsed)
     assert np.diff(during).max() < 0.5       # never frozen for half a second
     assert progress and progress[-1] >= 0.9
+
+
+def test_tree_comes_back_as_numpy_arrays(qtbot, client, graph):
+    adopt(qtbot, client, graph)
+    with qtbot.waitSignal(client.tree_found, timeout=ROUTE_TIMEOUT_MS) as blocker:
+        client.tree(3, "travel_time", "bellman_ford")
+    a = blocker.args[0]
+    ref = reference.sssp(graph, 3, "travel_time")
+    assert (a.source, a.metric, a.method) == (3, "travel_time", "bellman_ford")
+    assert isinstance(a.tree.distance, np.ndarray) and np.array_equal(a.tree.distance, ref.distance)
+    assert a.tree.distance[ISLAND] == -1 and a.compute_ms > 0 and a.backend.startswith("CPU")
+    path = reference.path_from_tree(graph, a.tree, 20)
+    check_path(graph, path)
+
+
+def test_tree_errors_are_readable(qtbot, client, graph):
+    adopt(qtbot, client, graph)
+    with qtbot.waitSignal(client.tree_failed, timeout=ROUTE_TIMEOUT_MS) as blocker:
+        client.tree(0, "distance", "no_such_method")
+    assert "unknown SSSP method 'no_such_method'" in blocker.args[1]
+    with qtbot.waitSignal(client.tree_found, timeout=ROUTE_TIMEOUT_MS):   # still serving
+        client.tree(0, "distance")
+
+
+def test_compare_times_every_method_and_checks_them(qtbot, client, graph):
+    from engine.sssp import METHODS
+    adopt(qtbot, client, graph)
+    with qtbot.waitSignal(client.compare_done, timeout=LOAD_TIMEOUT_MS) as blocker:
+        client.compare(5, "distance")
+    c = blocker.args[0]
+    assert [t.name for t in c.timings] == [*METHODS, "reference"] and c.exact
+    assert not client.comparing
+
+
+def test_a_comparison_can_be_cancelled(qtbot, client, graph, monkeypatch):
+    import engine.sssp as sssp
+    started = threading.Event()
+    real = sssp.shortest_path_tree
+
+    def slow(*args, **kwargs):
+        started.set()
+        time.sleep(0.05)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(sssp, "shortest_path_tree", slow)
+    adopt(qtbot, client, graph)
+    with qtbot.waitSignal(client.compare_cancelled, timeout=LOAD_TIMEOUT_MS):
+        client.compare(5, "distance")
+        qtbot.waitUntil(started.is_set, timeout=LOAD_TIMEOUT_MS)
+        client.cancel()
+    assert not client.comparing

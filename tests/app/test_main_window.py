@@ -11,7 +11,8 @@ from PySide6.QtTest import QTest
 
 from engine.reference import check_path
 from tests.app.helpers import (ID_OFFSET, ISLAND, LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, SHARED_DATA,
-                               click_node, grid_graph, load_graph, node_viewport_pos, write_dimacs)
+                               click_node, context_menu_action, grid_graph, load_graph,
+                               node_viewport_pos, write_dimacs)
 from tests.app.test_engine_thread import slow_job
 
 A, B, C = 7, 28, 22      # grid nodes (indices) far enough apart for several arcs
@@ -53,7 +54,7 @@ def test_further_clicks_move_the_target_and_shift_click_the_source(qtbot, window
         click_node(qtbot, window, 0, modifier=Qt.ShiftModifier)
     assert (window.source, window.target) == (0, C)
     with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS):
-        click_node(qtbot, window, 5, button=Qt.RightButton)
+        context_menu_action(qtbot, window, 5, "Route from here").trigger()
     assert (window.source, window.target) == (5, C)
     assert window.route_result.path.nodes[0] == 5
 
@@ -240,7 +241,7 @@ def test_save_cache_then_open_it(qtbot, window, graph, tmp_path):
 
 
 def test_run_window_opens_the_given_files(qtbot, graph, tmp_path):
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import QCoreApplication, QEvent, QTimer
     from PySide6.QtWidgets import QApplication
 
     from app.main_window import MainWindow
@@ -258,6 +259,14 @@ def test_run_window_opens_the_given_files(qtbot, graph, tmp_path):
         else:
             QTimer.singleShot(20, poll)
     QTimer.singleShot(0, poll)
-    QTimer.singleShot(LOAD_TIMEOUT_MS, app.quit)     # never hang the suite
-    assert run_window([str(gr), str(co)], backend="cpu") == 0
+    guard = QTimer(singleShot=True, interval=LOAD_TIMEOUT_MS)   # never hang the suite
+    guard.timeout.connect(app.quit)
+    guard.start()
+    try:
+        assert run_window([str(gr), str(co)], backend="cpu") == 0
+    finally:
+        guard.stop()
+        # closing the last window asks to quit as well: a Quit event left in the queue
+        # would end the next test's event loop at once
+        QCoreApplication.removePostedEvents(None, QEvent.Quit)
     assert seen and "tiny.gr" in seen[0]

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-COMMANDS = ("info", "route")
+COMMANDS = ("info", "route", "tree")
 
 
 def _load(files):
@@ -65,6 +65,29 @@ def cmd_route(args) -> dict:
     }
 
 
+def cmd_tree(args) -> dict:
+    from engine import backend as backends
+    from engine.sssp import shortest_path_tree
+
+    graph, load_seconds = _load(args.files)
+    backend = backends.select(args.backend)
+    source = int(graph.index_of(args.source)[0])
+    result = shortest_path_tree(graph, source, args.metric, args.method, backend)
+    tree = result.tree
+    parent = np.where(tree.parent >= 0, graph.node_id[np.maximum(tree.parent, 0)], -1)
+    if args.out:
+        with open(args.out, "wb") as f:   # keep the name as given (np.savez would add .npz)
+            np.savez(f, node_id=graph.node_id, distance=tree.distance, parent=parent.astype(np.int64))
+    reached = tree.distance >= 0
+    return {
+        "from": args.source, "metric": tree.metric, "method": result.method,
+        "backend": backend.describe(), "reached": int(reached.sum()), "nodes": graph.num_nodes,
+        "max_distance": int(tree.distance.max()) if reached.any() else 0,
+        "compute_ms": round(result.compute_ms, 3), "total_ms": round(result.total_ms, 3),
+        "load_seconds": round(load_seconds, 4), "out": args.out,
+    }
+
+
 def _print_human(command: str, result: dict) -> None:
     if command == "info":
         print(f"{result['source']}: {result['nodes']:,} nodes, {result['arcs']:,} arcs")
@@ -78,6 +101,13 @@ def _print_human(command: str, result: dict) -> None:
         if result["license"]:
             print(f"  data: {result['license']}")
         print(f"  loaded in {result['load_seconds']:.3f} s")
+    elif command == "tree":
+        print(f"{result['metric']} tree from {result['from']}: reached {result['reached']:,} of "
+              f"{result['nodes']:,} nodes, farthest {result['max_distance']:,}")
+        print(f"  computed in {result['compute_ms']:.2f} ms ({result['total_ms']:.2f} ms with the copy "
+              f"to host) by {result['method']} on {result['backend']}")
+        if result["out"]:
+            print(f"  written to {result['out']} (node_id, distance, parent)")
     else:
         print(f"{result['metric']} from {result['from']} to {result['to']}: {result['distance']}")
         extra = []
@@ -103,7 +133,20 @@ def parser() -> argparse.ArgumentParser:
     route.add_argument("--metric", default=None)
     route.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     route.add_argument("--json", action="store_true")
+    tree = sub.add_parser("tree", help="shortest-path tree from one node, no preprocessing")
+    tree.add_argument("files", nargs="+")
+    tree.add_argument("--from", dest="source", type=int, required=True, help="file node id")
+    tree.add_argument("--metric", default=None)
+    tree.add_argument("--method", default="auto", choices=("auto",) + tuple(_sssp_methods()))
+    tree.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
+    tree.add_argument("--out", default=None, help="write node_id, distance, parent to this .npz")
+    tree.add_argument("--json", action="store_true")
     return p
+
+
+def _sssp_methods():
+    from engine.sssp import METHODS
+    return METHODS
 
 
 def main(argv: list[str]) -> int:
@@ -112,7 +155,7 @@ def main(argv: list[str]) -> int:
     from engine.reference import Unreachable
 
     args = parser().parse_args(argv)
-    run = {"info": cmd_info, "route": cmd_route}[args.command]
+    run = {"info": cmd_info, "route": cmd_route, "tree": cmd_tree}[args.command]
     try:
         result = run(args)
     except (LoadError, BackendError, Unreachable) as e:
@@ -120,6 +163,9 @@ def main(argv: list[str]) -> int:
         return 1
     except KeyError as e:  # unknown node id or metric
         print(f"routelab {args.command}: {e.args[0]}", file=sys.stderr)
+        return 1
+    except OSError as e:   # e.g. --out in a folder that does not exist
+        print(f"routelab {args.command}: {e}", file=sys.stderr)
         return 1
     if args.json:
         json.dump(result, sys.stdout, default=_json_default)

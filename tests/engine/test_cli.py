@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from app.main import main
@@ -66,3 +67,24 @@ def test_entry_point_runs_without_qt(tiny):
 def test_rome_route(capsys):
     r = run_json(capsys, "route", str(need(ROME)), "--from", "1", "--to", "3000")
     assert r["distance"] > 0 and r["path"][0] == 1 and r["path"][-1] == 3000
+
+
+def test_tree_writes_file_ids(capsys, tiny, tmp_path):
+    out = tmp_path / "tree.npz"
+    r = run_json(capsys, "tree", tiny, "--from", "1", "--backend", "cpu", "--out", str(out))
+    assert (r["reached"], r["nodes"], r["max_distance"]) == (3, 4, 12)
+    with np.load(out) as z:
+        assert z["node_id"].tolist() == [1, 2, 3, 4]
+        assert z["distance"].tolist() == [0, 5, 12, -1]
+        assert z["parent"].tolist() == [-1, 1, 2, -1]
+
+
+@pytest.mark.parametrize("method", ["near_far", "kstep", "bellman_ford"])
+def test_tree_methods_agree(capsys, tiny, method):
+    r = run_json(capsys, "tree", tiny, "--from", "4", "--method", method, "--backend", "cpu")
+    assert (r["reached"], r["max_distance"], r["method"]) == (4, 13, method)
+
+
+def test_tree_unknown_source(capsys, tiny):
+    assert main(["tree", tiny, "--from", "77"]) == 1
+    assert "unknown node id 77" in capsys.readouterr().err

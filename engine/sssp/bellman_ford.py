@@ -18,8 +18,7 @@ INF64 = np.iinfo(np.int64).max
 
 
 def run_gpu(prep, source: int, dist64: bool):
-    import cupy
-    state = _state(prep, dist64)
+    state = prep.state(("bellman_ford", dist64), lambda: _BatchState(prep, dist64))
     n = prep.n
     grid_n = ((n + 255) // 256,)
     state.module.get_function("init_dist")(grid_n, (256,), (state.d, np.int32(n), np.int32(source)))
@@ -62,13 +61,6 @@ class _BatchState:
             advance((1,), (1,), (self.round_base, np.int32(CHECK_EVERY)))
 
         self.launch_batch = captured(batch)
-
-
-def _state(prep, dist64: bool) -> _BatchState:
-    key = ("bellman_ford", dist64)
-    if key not in prep.device_state:
-        prep.device_state[key] = _BatchState(prep, dist64)
-    return prep.device_state[key]
 
 
 def run_cpu(prep, source: int):

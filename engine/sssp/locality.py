@@ -26,7 +26,7 @@ def run_gpu(prep, source: int, dist64: bool, k: int | None = None):
     k = k or prep.tuning.get("kstep_k", DEFAULT_K)
     if not 1 <= k <= MAX_K:
         raise ValueError(f"k must be 1..{MAX_K}")
-    state = _state(prep, dist64, k)
+    state = prep.state(("kstep", dist64, k), lambda: _BatchState(prep, dist64, k))
     n = prep.n
     state.module.get_function("init_dist")(((n + 255) // 256,), (256,), (state.d, np.int32(n), np.int32(source)))
     state.flags.fill(0)
@@ -72,13 +72,6 @@ class _BatchState:
             advance((1,), (1,), (self.round_base, np.int32(BATCH)))
 
         self.launch_batch = captured(batch)
-
-
-def _state(prep, dist64: bool, k: int) -> _BatchState:
-    key = ("kstep", dist64, k)
-    if key not in prep.device_state:
-        prep.device_state[key] = _BatchState(prep, dist64, k)
-    return prep.device_state[key]
 
 
 def run_cpu(prep, source: int, k: int | None = None):

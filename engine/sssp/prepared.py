@@ -36,6 +36,12 @@ class Prepared:
     tuning: dict = field(default_factory=dict)          # measured per-variant settings
     device_state: dict = field(default_factory=dict)    # reusable buffers, CUDA graphs
 
+    def state(self, key, make):
+        """Device buffers (and captured graphs) of a variant, made once per key."""
+        if key not in self.device_state:
+            self.device_state[key] = make()
+        return self.device_state[key]
+
     @property
     def xp(self):
         return self.backend.xp

@@ -279,8 +279,7 @@ class EngineWorker(QObject):
     def tree(self, req: TreeRequest) -> None:
         try:
             graph = self._graph_for(req.graph_serial)
-            method = sssp.DEFAULT_METHOD if req.method == "auto" else req.method
-            r = self._tree(graph, req.source, req.metric, method)
+            r = self._tree(graph, req.source, req.metric, req.method)   # "auto": engine's choice
         except BaseException as e:  # noqa: BLE001
             traceback.print_exc(file=sys.stderr)
             self.tree_failed.emit(req.request_id, readable(e))

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QFormLayout,
 
 from engine import reference
 from engine.graph import RoadGraph
-from engine.sssp import DEFAULT_METHOD, METHODS
+from engine.sssp import METHODS
 from engine.summary import route_summary
 
 from app import map_style as style
@@ -215,8 +215,10 @@ class MainWindow(QMainWindow):
                                        toolTip="Click a node: colour the network by its distance")
         self.tree_button.toggled.connect(self.tree_action.setChecked)
         self.tree_action.toggled.connect(self.tree_button.setChecked)
-        self.method_combo = QComboBox(toolTip="SSSP method (engine.sssp), on the engine's backend")
-        self.method_combo.addItem(f"auto: {METHODS[DEFAULT_METHOD][1]}", "auto")
+        self.method_combo = QComboBox(toolTip="SSSP method (engine.sssp) on the engine's backend; "
+                                      "auto: on the GPU the variant measured fastest on this "
+                                      "graph, on the CPU near-far")
+        self.method_combo.addItem("auto", "auto")
         for name, (_, label) in METHODS.items():
             self.method_combo.addItem(label, name)
         self.method_combo.currentIndexChanged.connect(self._on_method_changed)
@@ -669,9 +671,11 @@ class MainWindow(QMainWindow):
             self._show_tree_path(node, pinned=False)
 
     def _on_context_menu(self, node: int, global_pos) -> None:
-        menu = self.node_menu = QMenu(self)
-        label = f"node {self.graph.node_id[node]}"
-        menu.addSection(label)
+        if self.node_menu is None:
+            self.node_menu = QMenu(self)
+        menu = self.node_menu
+        menu.clear()
+        menu.addSection(f"node {self.graph.node_id[node]}")
         menu.addAction("Route from here", lambda: self._route_end("source", node))
         menu.addAction("Route to here", lambda: self._route_end("target", node))
         menu.addSeparator()
@@ -694,7 +698,6 @@ class MainWindow(QMainWindow):
                 "Compare: set a start first, or right-click a node ▸ Compare SSSP methods from here", 6000)
             return None
         request_id = self.engine.compare(source, self._metric())
-        self._compare_source = int(self.graph.node_id[source])
         self.progress.setValue(0)
         self.progress_label.setText("Comparing SSSP methods…")
         self._show_progress(True)
@@ -707,7 +710,7 @@ class MainWindow(QMainWindow):
     def _on_compare_done(self, c: Comparison) -> None:
         self._job_ended()
         self.comparison = c
-        self.compare_chart.show_comparison(c, self._compare_source)
+        self.compare_chart.show_comparison(c, int(self.graph.node_id[c.source]))
         if not self.compare_dock.isVisible():
             self.compare_dock.show()
             self.resizeDocks([self.compare_dock], [max(220, self.height() // 3)], Qt.Vertical)

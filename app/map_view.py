@@ -169,6 +169,8 @@ class MapView(QWidget):
     def set_tree(self, distance: np.ndarray | None, bins: DistanceBins | None = None) -> None:
         """Colour the network by ``distance`` (per node, -1 unreachable) in ``bins``;
         None goes back to the road-class colours."""
+        if distance is None and self._tree is None:
+            return
         for c in self._tree_curves:
             self.plot.removeItem(c)
         self._tree_curves, self._segment_bins, self._hovered = [], {}, -1

@@ -13,6 +13,13 @@ readable message (``job_failed`` / ``route_failed`` / ``tree_failed`` /
 Shortest-path trees (engine.sssp) run with the chosen method on the worker's backend and
 come back as host NumPy arrays (``TreeAnswer``); ``compare`` runs every method and the
 CPU reference from one source and checks that their distances agree (``Comparison``).
+
+Contraction (engine.ch.contract) runs here too: every finished level comes back at once
+as ``contract_iteration`` (its step times), the result as ``hierarchy_ready`` with the
+``Hierarchy`` (host arrays, read-only for the GUI). ``EngineClient.hierarchy`` is the
+current one until another graph is adopted; PHAST tree requests (method ``PHAST``) and
+saves carry it to the worker, and an ``.rlh`` file can be opened (``Hierarchy.load``
+refuses a hierarchy of another graph).
 """
 from __future__ import annotations
 
@@ -31,7 +38,8 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from engine import backend as engine_backend
-from engine import reference, sssp
+from engine import phast, reference, sssp
+from engine.ch import Hierarchy, contract
 from engine.graph import RoadGraph
 from engine.io.errors import LoadError
 from engine.progress import Cancelled, CancelToken
@@ -46,6 +54,13 @@ COMPARE_RUNS = 3            # timed runs per method after one warm-up run ...
 COMPARE_BUDGET_S = 1.0      # ... fewer when a method has used this much time
 REFERENCE = "reference"
 REFERENCE_LABEL = "CPU reference (scipy Dijkstra)"
+PHAST = "phast"                       # tree method: PHAST on the current hierarchy
+PHAST_LABEL = "PHAST (hierarchy)"
+
+
+def method_label(name: str) -> str:
+    """A tree method's name as people read it (engine.sssp.METHODS, or PHAST)."""
+    return PHAST_LABEL if name == PHAST else sssp.METHODS[name][1]
 
 # job(progress, cancel) -> RoadGraph; runs on the engine thread, must not touch Qt.
 GraphFn = Callable[..., RoadGraph]
@@ -95,7 +110,8 @@ class TreeRequest:
     graph_serial: int
     source: int
     metric: str
-    method: str           # "auto" or a key of engine.sssp.METHODS
+    method: str           # "auto", a key of engine.sssp.METHODS, or PHAST
+    hierarchy: Hierarchy | None = None    # for PHAST
 
 
 @dataclass(frozen=True)
@@ -109,6 +125,7 @@ class TreeAnswer:
     total_ms: float       # with the copy to host memory
     tree: reference.ShortestPathTree
     stats: dict
+    level_ms: dict | None = None   # PHAST: {"up": [ms per level], "core": ms, "down": [...]}
 
 
 @dataclass(frozen=True)
@@ -147,6 +164,32 @@ class Comparison:
         bad = [f"{t.name}: {t.mismatches:,} distances differ ({t.example})"
                for t in self.timings if t.mismatches]
         return "all exact" if not bad else "MISMATCH — " + "; ".join(bad)
+
+
+@dataclass(frozen=True)
+class ContractRequest:
+    job_id: int
+    graph_serial: int
+    metric: str
+    K: int
+    C: float
+    token: CancelToken
+
+
+@dataclass(frozen=True)
+class HierarchyFileRequest:
+    job_id: int
+    graph_serial: int
+    path: str
+
+
+@dataclass(frozen=True)
+class HierarchyAnswer:
+    job_id: int
+    graph_serial: int
+    hierarchy: Hierarchy
+    origin: str           # "contracted", or the file it was opened from
+    seconds: float        # wall time of the job
 
 
 def readable(exc: BaseException) -> str:
@@ -191,6 +234,11 @@ class EngineWorker(QObject):
     compare_done = Signal(object)               # Comparison
     compare_failed = Signal(int, str)           # request id, message
     compare_cancelled = Signal(int)
+    contract_progress = Signal(int, float, str)  # job id, fraction, message
+    contract_iteration = Signal(int, object)    # job id, iteration record (dict)
+    contract_cancelled = Signal(int)
+    hierarchy_ready = Signal(object)            # HierarchyAnswer (contracted or opened)
+    hierarchy_failed = Signal(int, str)         # job id, message
     saved = Signal(str)
     error = Signal(str)
 
@@ -275,18 +323,82 @@ class EngineWorker(QObject):
             self._warm.add(key)
         return sssp.shortest_path_tree(graph, source, metric, method, self.backend)
 
+    def _phast(self, h: Hierarchy | None, source: int, metric: str) -> phast.PhastResult:
+        """A PHAST tree with per-level times on hierarchy ``h`` (warmed up once)."""
+        if h is None:
+            raise RuntimeError("there is no contraction hierarchy: contract the graph first")
+        if h.metric != metric:
+            raise RuntimeError(f"the hierarchy was built for the metric {h.metric!r}; contract "
+                               f"again for {metric!r} or choose another method")
+        key = (id(h), PHAST)
+        if key not in self._warm:
+            phast.sssp(h, source, self.backend, per_level=True)
+            self._warm.add(key)
+        return phast.sssp(h, source, self.backend, per_level=True)
+
     @Slot(object)
     def tree(self, req: TreeRequest) -> None:
         try:
             graph = self._graph_for(req.graph_serial)
-            r = self._tree(graph, req.source, req.metric, req.method)   # "auto": engine's choice
+            if req.method == PHAST:
+                r = self._phast(req.hierarchy, req.source, req.metric)
+                method, stats, level_ms = PHAST, {}, r.level_ms
+            else:
+                r = self._tree(graph, req.source, req.metric, req.method)   # "auto": engine's choice
+                method, stats, level_ms = r.method, r.stats, None
         except BaseException as e:  # noqa: BLE001
             traceback.print_exc(file=sys.stderr)
             self.tree_failed.emit(req.request_id, readable(e))
             return
-        self.tree_found.emit(TreeAnswer(req.request_id, req.source, r.tree.metric, r.method,
+        self.tree_found.emit(TreeAnswer(req.request_id, req.source, r.tree.metric, method,
                                         self.backend.describe(), r.compute_ms, r.total_ms,
-                                        r.tree, r.stats))
+                                        r.tree, stats, level_ms))
+
+    @Slot(object)
+    def contract(self, req: ContractRequest) -> None:
+        """Contract the graph; every level's record goes out as it is done."""
+        started = time.perf_counter()
+        try:
+            graph = self._graph_for(req.graph_serial)
+            req.token.check()
+            h = contract(graph, req.metric, K=req.K, C=req.C, backend=self.backend,
+                         progress=self._progress_fn(req.job_id, self.contract_progress),
+                         cancel=req.token,
+                         on_iteration=lambda r: self.contract_iteration.emit(req.job_id, dict(r)))
+        except Cancelled:
+            self.contract_cancelled.emit(req.job_id)
+            return
+        except BaseException as e:  # noqa: BLE001
+            if not isinstance(e, ValueError):       # bad K or C is the person's input
+                traceback.print_exc(file=sys.stderr)
+            self.hierarchy_failed.emit(req.job_id, readable(e))
+            return
+        self.hierarchy_ready.emit(HierarchyAnswer(req.job_id, req.graph_serial, h, "contracted",
+                                                  time.perf_counter() - started))
+
+    @Slot(object)
+    def open_hierarchy(self, req: HierarchyFileRequest) -> None:
+        started = time.perf_counter()
+        try:
+            graph = self._graph_for(req.graph_serial)
+            h = Hierarchy.load(req.path, graph)
+        except BaseException as e:  # noqa: BLE001
+            if not isinstance(e, LoadError):
+                traceback.print_exc(file=sys.stderr)
+            self.hierarchy_failed.emit(req.job_id, readable(e))
+            return
+        self.hierarchy_ready.emit(HierarchyAnswer(req.job_id, req.graph_serial, h, req.path,
+                                                  time.perf_counter() - started))
+
+    @Slot(str, object)
+    def save_hierarchy(self, path: str, h: Hierarchy) -> None:
+        try:
+            written = h.save(path)
+        except BaseException as e:  # noqa: BLE001
+            traceback.print_exc(file=sys.stderr)
+            self.error.emit(f"Could not save the hierarchy: {readable(e)}")
+            return
+        self.saved.emit(str(written))
 
     @Slot(object)
     def compare(self, req: CompareRequest) -> None:
@@ -391,6 +503,11 @@ class EngineClient(QObject):
     compare_done = Signal(object)
     compare_failed = Signal(int, str)
     compare_cancelled = Signal(int)
+    contract_progress = Signal(int, float, str)
+    contract_iteration = Signal(int, object)
+    contract_cancelled = Signal(int)
+    hierarchy_ready = Signal(object)
+    hierarchy_failed = Signal(int, str)
     saved = Signal(str)
     error = Signal(str)
 
@@ -400,6 +517,9 @@ class EngineClient(QObject):
     _tree = Signal(object)
     _compare = Signal(object)
     _save_cache = Signal(str)
+    _contract = Signal(object)
+    _open_hierarchy = Signal(object)
+    _save_hierarchy = Signal(str, object)
 
     def __init__(self, backend_choice: str = "auto", parent=None) -> None:
         super().__init__(parent)
@@ -412,6 +532,9 @@ class EngineClient(QObject):
         self.current_job: int | None = None
         self.current_compare: int | None = None
         self._compare_token: CancelToken | None = None
+        self.hierarchy: Hierarchy | None = None
+        self.current_hierarchy_job: int | None = None     # a contraction or an .rlh being opened
+        self._contract_token: CancelToken | None = None
         self._routes = _Newest(self._route)
         self._trees = _Newest(self._tree)
 
@@ -425,6 +548,9 @@ class EngineClient(QObject):
         self._tree.connect(self.worker.tree)
         self._compare.connect(self.worker.compare)
         self._save_cache.connect(self.worker.save_cache)
+        self._contract.connect(self.worker.contract)
+        self._open_hierarchy.connect(self.worker.open_hierarchy)
+        self._save_hierarchy.connect(self.worker.save_hierarchy)
         w = self.worker
         w.backend_ready.connect(self._on_backend_ready)
         w.job_started.connect(self._on_job_started)
@@ -440,6 +566,11 @@ class EngineClient(QObject):
         w.compare_done.connect(self._on_compare_done)
         w.compare_failed.connect(self._on_compare_failed)
         w.compare_cancelled.connect(self._on_compare_cancelled)
+        w.contract_progress.connect(self._on_contract_progress)
+        w.contract_iteration.connect(self._on_contract_iteration)
+        w.contract_cancelled.connect(self._on_contract_cancelled)
+        w.hierarchy_ready.connect(self._on_hierarchy_ready)
+        w.hierarchy_failed.connect(self._on_hierarchy_failed)
         w.saved.connect(self._on_saved)
         w.error.connect(self._on_error)
         self._thread.start()
@@ -477,8 +608,8 @@ class EngineClient(QObject):
         return job.job_id
 
     def cancel(self) -> None:
-        """Cancel the running load and the running comparison."""
-        for token in (self._token, self._compare_token):
+        """Cancel the running load, comparison and contraction."""
+        for token in (self._token, self._compare_token, self._contract_token):
             if token is not None:
                 token.cancel()
 
@@ -492,8 +623,10 @@ class EngineClient(QObject):
         self._routes.pending = None
 
     def tree(self, source: int, metric: str, method: str = "auto") -> int:
-        """Ask for the shortest-path tree from ``source`` (coalesced like routes)."""
-        req = TreeRequest(next(self._ids), self.serial, int(source), metric, method)
+        """Ask for the shortest-path tree from ``source`` (coalesced like routes);
+        method PHAST runs on the current hierarchy."""
+        req = TreeRequest(next(self._ids), self.serial, int(source), metric, method,
+                          self.hierarchy if method == PHAST else None)
         self._trees.send(req)
         return req.request_id
 
@@ -516,6 +649,38 @@ class EngineClient(QObject):
 
     def save_cache(self, path: str) -> None:
         self._save_cache.emit(str(path))
+
+    def contract(self, metric: str, K: int, C: float) -> int:
+        """Build a contraction hierarchy of the graph; a running one is cancelled first.
+        Ends with ``hierarchy_ready``, ``hierarchy_failed`` or ``contract_cancelled``."""
+        self.cancel_contraction()
+        req = ContractRequest(next(self._ids), self.serial, metric, int(K), float(C), CancelToken())
+        self._contract_token, self.current_hierarchy_job = req.token, req.job_id
+        self._contract.emit(req)
+        return req.job_id
+
+    def cancel_contraction(self) -> None:
+        if self._contract_token is not None:
+            self._contract_token.cancel()
+
+    @property
+    def contracting(self) -> bool:
+        return self._contract_token is not None
+
+    def open_hierarchy(self, path) -> int:
+        """Open an .rlh file for the current graph (``hierarchy_ready`` / ``hierarchy_failed``)."""
+        self.cancel_contraction()
+        req = HierarchyFileRequest(next(self._ids), self.serial, str(path))
+        self.current_hierarchy_job, self._contract_token = req.job_id, None
+        self._open_hierarchy.emit(req)
+        return req.job_id
+
+    def save_hierarchy(self, path) -> None:
+        """Save the current hierarchy (``saved`` with the path, or ``error``)."""
+        if self.hierarchy is None:
+            self.error.emit("There is no contraction hierarchy to save: contract the graph first.")
+            return
+        self._save_hierarchy.emit(str(path), self.hierarchy)
 
     def shutdown(self, timeout_ms: int = 10_000) -> None:
         if self._thread.isRunning():
@@ -554,7 +719,7 @@ class EngineClient(QObject):
     @Slot(object)
     def _on_graph_loaded(self, loaded: LoadedGraph) -> None:
         self._job_done(loaded.job_id)
-        self.graph, self.serial = loaded.graph, loaded.serial
+        self.graph, self.serial, self.hierarchy = loaded.graph, loaded.serial, None
         self._routes.pending = self._trees.pending = None
         self.graph_loaded.emit(loaded)
 
@@ -604,6 +769,39 @@ class EngineClient(QObject):
     def _on_compare_cancelled(self, request_id: int) -> None:
         if self._compare_ended(request_id):
             self.compare_cancelled.emit(request_id)
+
+    def _hierarchy_ended(self, job_id: int) -> bool:
+        """True when the answer is for the newest contraction or opened file."""
+        if job_id != self.current_hierarchy_job:
+            return False
+        self.current_hierarchy_job = self._contract_token = None
+        return True
+
+    @Slot(int, float, str)
+    def _on_contract_progress(self, job_id: int, fraction: float, message: str) -> None:
+        if job_id == self.current_hierarchy_job:
+            self.contract_progress.emit(job_id, fraction, message)
+
+    @Slot(int, object)
+    def _on_contract_iteration(self, job_id: int, record: dict) -> None:
+        if job_id == self.current_hierarchy_job:
+            self.contract_iteration.emit(job_id, record)
+
+    @Slot(int)
+    def _on_contract_cancelled(self, job_id: int) -> None:
+        if self._hierarchy_ended(job_id):
+            self.contract_cancelled.emit(job_id)
+
+    @Slot(object)
+    def _on_hierarchy_ready(self, answer: HierarchyAnswer) -> None:
+        if self._hierarchy_ended(answer.job_id) and answer.graph_serial == self.serial:
+            self.hierarchy = answer.hierarchy
+            self.hierarchy_ready.emit(answer)
+
+    @Slot(int, str)
+    def _on_hierarchy_failed(self, job_id: int, message: str) -> None:
+        if self._hierarchy_ended(job_id):
+            self.hierarchy_failed.emit(job_id, message)
 
     @Slot(str)
     def _on_saved(self, path: str) -> None:

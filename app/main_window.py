@@ -9,6 +9,12 @@ Tree mode (T) computes the whole shortest-path tree from the start with the chos
 method on the engine's backend and colours the network by distance; hovering or clicking
 a node then shows its distance and draws its path from the tree (no recomputation).
 Compare (C) times every method and the CPU reference from the start, in a chart dock.
+
+Contraction hierarchy (Hierarchy ▸ Contract, Ctrl+K): CU-CH with the panel's K, C and
+metric runs on the engine thread while a dock charts every level's step times as it
+finishes. Then: colour by level (L); inspect (I) a node's upward and downward hierarchy
+arcs and unpack a shortcut onto the road; tree mode runs PHAST with a per-level chart;
+File ▸ Save / Open hierarchy (.rlh).
 """
 from __future__ import annotations
 
@@ -17,7 +23,7 @@ import os
 
 import numpy as np
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QFormLayout, QFrame,
                                QGroupBox, QHBoxLayout, QLabel, QLineEdit, QMainWindow, QMenu,
@@ -32,7 +38,11 @@ from engine.summary import route_summary
 from app import map_style as style
 from app.compare_chart import CompareChart
 from app.distance_bins import UNREACHABLE_COLOR, DistanceBins, display_unit, make_bins
-from app.engine_thread import Comparison, EngineClient, LoadedGraph, RouteResult, TreeAnswer
+from app.engine_thread import (PHAST, PHAST_LABEL, Comparison, EngineClient, HierarchyAnswer,
+                               LoadedGraph, RouteResult, TreeAnswer, method_label)
+from app.hierarchy_charts import ContractionChart, PhastChart
+from app.hierarchy_panel import HierarchyPanel
+from app.level_bins import LevelBins, make_level_bins
 from app.map_view import MapView
 from app.network_geometry import route_polyline
 
@@ -41,6 +51,10 @@ HINT = ("Click: start, then destination · Shift+click: move start · right-clic
 TREE_HINT = ("Tree mode: click a node for its shortest-path tree · then hover or click: "
              "distance and path · Shift+click: new tree · C: compare methods · Esc: clear · "
              "T: back to routes")
+INSPECT_HINT = ("Inspect: click a node: its upward (violet) and downward (pink) hierarchy arcs, "
+                "shortcuts dashed · click the middle of a drawn arc, or pick one in the side "
+                "panel: unpack it onto the road · I: back to routes")
+HIERARCHY_FILTER = "RouteLab hierarchy (*.rlh);;All files (*)"
 OPEN_FILTERS = ";;".join([
     "Road networks (*.gr *.gr.gz *.co *.co.gz *.osm.pbf *.pbf *.osm *.osm.gz *.osm.bz2 *.rlg *.npz)",
     "DIMACS (*.gr *.gr.gz *.co *.co.gz)",
@@ -90,6 +104,9 @@ class MainWindow(QMainWindow):
     route_shown = Signal(object)    # RouteResult drawn (also a path from the tree), or None
     tree_shown = Signal(object)     # TreeAnswer coloured on the map, or None when cleared
     comparison_shown = Signal(object)   # Comparison drawn in the chart dock
+    hierarchy_shown = Signal(object)    # Hierarchy now in use, or None when dropped
+    inspected = Signal(int)             # node whose hierarchy arcs are drawn
+    unpacked = Signal(int)              # hierarchy arc unpacked onto the road
 
     def __init__(self, backend: str = "auto") -> None:
         super().__init__()
@@ -107,6 +124,11 @@ class MainWindow(QMainWindow):
         self._tree_accept_from = math.inf          # likewise for trees
         self.comparison: Comparison | None = None
         self.node_menu: QMenu | None = None         # the last right-click menu
+        self.hierarchy = None                       # engine.ch.Hierarchy in use
+        self.level_bins: LevelBins | None = None
+        self.inspected_node: int | None = None
+        self._colouring_key = None                  # what the map's colours show (_apply_colouring)
+        self._hierarchy_jobs: dict[int, str] = {}   # job id -> what it does, for messages
 
         self.engine = EngineClient(backend, parent=self)
         self.map_view = MapView()
@@ -114,7 +136,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_panel()
         self._build_status_bar()
-        self._build_compare_dock()
+        self._build_docks()
 
         left = QWidget()
         col = QVBoxLayout(left)
@@ -124,7 +146,7 @@ class MainWindow(QMainWindow):
         col.addWidget(self.map_view, 1)
         splitter = QSplitter()
         splitter.addWidget(left)
-        scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.NoFrame)
+        scroll = self.panel_scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         scroll.setWidget(self.panel)
         scroll.setMinimumWidth(320)
@@ -152,12 +174,18 @@ class MainWindow(QMainWindow):
         e.compare_done.connect(self._on_compare_done)
         e.compare_failed.connect(self._on_compare_failed)
         e.compare_cancelled.connect(self._on_compare_cancelled)
+        e.contract_progress.connect(self._on_compare_progress)      # the same progress bar
+        e.contract_iteration.connect(self._on_contract_iteration)
+        e.contract_cancelled.connect(self._on_contract_cancelled)
+        e.hierarchy_ready.connect(self._on_hierarchy_ready)
+        e.hierarchy_failed.connect(self._on_hierarchy_failed)
         e.saved.connect(lambda path: self.statusBar().showMessage(f"Saved {path}", 5000))
         e.error.connect(self.show_error)
         self.map_view.node_clicked.connect(self._on_node_clicked)
         self.map_view.node_hovered.connect(self._on_node_hovered)
         self.map_view.context_requested.connect(self._on_context_menu)
         self.map_view.marker_dragged.connect(self._on_marker_dragged)
+        self.map_view.arc_clicked.connect(self.unpack)
 
     # ------------------------------------------------------------- building
     def _build_panel(self) -> None:
@@ -193,6 +221,7 @@ class MainWindow(QMainWindow):
         form.addRow(self.summary)
         col.addWidget(route_box)
         col.addWidget(self._build_tree_box())
+        col.addWidget(self._build_hierarchy_box())
 
         net_box = QGroupBox("Network")
         net = QVBoxLayout(net_box)
@@ -244,15 +273,44 @@ class MainWindow(QMainWindow):
             w.setFocusPolicy(Qt.NoFocus)     # keys stay with the map
         return box
 
-    def _build_compare_dock(self) -> None:
+    def _build_hierarchy_box(self) -> QGroupBox:
+        p = self.hierarchy_panel = HierarchyPanel()
+        p.contract_button.clicked.connect(self.contract)
+        p.cancel_button.clicked.connect(self.engine.cancel_contraction)
+        p.levels_button.toggled.connect(self.levels_action.setChecked)
+        self.levels_action.toggled.connect(p.levels_button.setChecked)
+        p.inspect_button.toggled.connect(self.inspect_action.setChecked)
+        self.inspect_action.toggled.connect(p.inspect_button.setChecked)
+        p.arc_picked.connect(self.unpack)
+        return p
+
+    def _build_docks(self) -> None:
+        """Chart docks at the bottom, tabbed: methods compared, contraction, PHAST levels."""
         self.compare_chart = CompareChart()
-        self.compare_chart.setMinimumHeight(200)
-        self.compare_dock = QDockWidget("SSSP methods compared", self)
-        self.compare_dock.setObjectName("compare")
-        self.compare_dock.setWidget(self.compare_chart)
-        self.addDockWidget(Qt.BottomDockWidgetArea, self.compare_dock)
-        self.compare_dock.hide()
-        self.view_menu.addAction(self.compare_dock.toggleViewAction())
+        self.contract_chart = ContractionChart()
+        self.phast_chart = PhastChart()
+        docks = []
+        for name, title, chart in (("compare", "SSSP methods compared", self.compare_chart),
+                                   ("contract", "Contraction (CU-CH)", self.contract_chart),
+                                   ("phast", "PHAST query per level", self.phast_chart)):
+            chart.setMinimumHeight(200)
+            dock = QDockWidget(title, self)
+            dock.setObjectName(name)
+            dock.setWidget(chart)
+            self.addDockWidget(Qt.BottomDockWidgetArea, dock)
+            self.view_menu.addAction(dock.toggleViewAction())
+            docks.append(dock)
+        self.compare_dock, self.contract_dock, self.phast_dock = docks
+        self.tabifyDockWidget(self.compare_dock, self.contract_dock)
+        self.tabifyDockWidget(self.contract_dock, self.phast_dock)
+        for dock in docks:
+            dock.hide()
+
+    def _show_dock(self, dock: QDockWidget) -> None:
+        if not dock.isVisible():
+            dock.show()
+            self.resizeDocks([dock], [max(240, self.height() // 3)], Qt.Vertical)
+        dock.raise_()
 
     @staticmethod
     def _dot(color, text: str) -> QLabel:
@@ -282,6 +340,12 @@ class MainWindow(QMainWindow):
         self.save_action = self._action(file_menu, "&Save cache…", QKeySequence.Save,
                                         self.choose_cache_path)
         self.save_action.setEnabled(False)
+        self.open_hierarchy_action = self._action(file_menu, "Open &hierarchy…", "Ctrl+Shift+O",
+                                                  self.choose_hierarchy_file)
+        self.save_hierarchy_action = self._action(file_menu, "Save h&ierarchy…", "Ctrl+Shift+S",
+                                                  self.choose_hierarchy_path)
+        self.open_hierarchy_action.setEnabled(False)
+        self.save_hierarchy_action.setEnabled(False)
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", QKeySequence.Quit, self.close)
         route_menu = self.menuBar().addMenu("&Route")
@@ -292,12 +356,23 @@ class MainWindow(QMainWindow):
                                         "T", self.set_tree_mode, toggled=True)
         self.compare_action = self._action(tree_menu, "&Compare SSSP methods from the start", "C",
                                            lambda: self.compare())
+        ch_menu = self.menuBar().addMenu("&Hierarchy")
+        self.contract_action = self._action(ch_menu, "&Contract (CU-CH)", "Ctrl+K", self.contract)
+        self._action(ch_menu, "C&ancel contraction", None, lambda: self.engine.cancel_contraction())
+        ch_menu.addSeparator()
+        self.levels_action = self._action(ch_menu, "Colour by &level", "L", self.set_level_colours,
+                                          toggled=True)
+        self.inspect_action = self._action(ch_menu, "&Inspect nodes and shortcuts", "I",
+                                           self.set_inspect_mode, toggled=True)
+        for a in (self.contract_action, self.levels_action, self.inspect_action):
+            a.setEnabled(False)
         self.view_menu = self.menuBar().addMenu("&View")
         self._action(self.view_menu, "&Fit network", "F", self.map_view.fit)
 
     def _action(self, menu, text, shortcut, slot, toggled: bool = False) -> QAction:
         action = QAction(text, self, checkable=toggled)
-        action.setShortcut(QKeySequence(shortcut))
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
         action.setShortcutContext(Qt.WindowShortcut)
         (action.toggled if toggled else action.triggered).connect(slot)
         menu.addAction(action)
@@ -349,8 +424,10 @@ class MainWindow(QMainWindow):
                 self.progress_label.setText(message)
 
     def _job_ended(self) -> None:
-        if not self.engine.busy and not self.engine.comparing:
+        e = self.engine
+        if not e.busy and not e.comparing and e.current_hierarchy_job is None:
             self._show_progress(False)
+        self.hierarchy_panel.cancel_button.setEnabled(e.contracting)
 
     def _on_job_cancelled(self, job_id: int, message: str) -> None:
         self._job_ended()
@@ -376,6 +453,7 @@ class MainWindow(QMainWindow):
         self._invalidate_routes()
         self._set_route(None, "")
         self._set_tree(None)
+        self._set_hierarchy(None)
         self.map_view.set_network(
             loaded.drawing, g.data_license,
             "This graph has no coordinates, so there is no map to draw.\n"
@@ -384,8 +462,12 @@ class MainWindow(QMainWindow):
         self.metric_combo.clear()
         self.metric_combo.addItems(g.metric_names)
         self.metric_combo.blockSignals(False)
+        self.hierarchy_panel.metric_combo.clear()
+        self.hierarchy_panel.metric_combo.addItems(g.metric_names)
         self._update_fields()
         self.save_action.setEnabled(True)
+        self.open_hierarchy_action.setEnabled(True)
+        self.contract_action.setEnabled(True)
         name = g.source or "graph"
         self.setWindowTitle(f"RouteLab — {name}")
         self.size_label.setText(f"{g.num_nodes:,} nodes · {g.num_arcs:,} arcs")
@@ -413,7 +495,9 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------ routing
     def _on_node_clicked(self, node: int, as_source: bool) -> None:
-        if as_source or self.source is None:
+        if self.inspect_mode:
+            self.inspect(node)
+        elif as_source or self.source is None:
             self.set_source(node)
         else:
             self.set_target(node)
@@ -477,6 +561,7 @@ class MainWindow(QMainWindow):
         self._invalidate_routes()
         self._set_route(None, "")
         self._set_tree(None)
+        self.inspect(None)
         self._update_fields()
 
     def _on_metric_changed(self, metric: str) -> None:
@@ -549,8 +634,9 @@ class MainWindow(QMainWindow):
         if self.tree_action.isChecked() != on:
             self.tree_action.setChecked(on)      # comes back here through toggled
             return
-        self.hint_label.setText(TREE_HINT if on else HINT)
-        self.help_label.setText((TREE_HINT if on else HINT).replace(" · ", "<br>"))
+        if on and self.inspect_mode:
+            self.inspect_action.setChecked(False)
+        self._show_hint(TREE_HINT if on else HINT)
         self.map_view.hover_enabled = on
         self._invalidate_routes()
         self._set_route(None, "")
@@ -606,20 +692,37 @@ class MainWindow(QMainWindow):
             self._tree_accept_from = math.inf
             self.engine.drop_pending_tree()
             self.tree_bins = None
-            self.map_view.set_tree(None)
             self.tree_info.setText("")
             self.tree_legend.setText("")
         else:
             g, d = self.graph, answer.tree.distance
             self.tree_bins = make_bins(int(d.max()), display_unit(g.metric_units, answer.metric))
-            self.map_view.set_tree(d, self.tree_bins)
             self.tree_info.setText(self._tree_info_html(answer))
             self.tree_legend.setText(_legend_table(self.tree_legend_rows()))
             self.statusBar().showMessage(
-                f"Tree from node {g.node_id[answer.source]}: {METHODS[answer.method][1]}, "
+                f"Tree from node {g.node_id[answer.source]}: {method_label(answer.method)}, "
                 f"{answer.compute_ms:.2f} ms on {answer.backend}", 8000)
-        self.legend.setVisible(answer is None)
+            if answer.level_ms is not None:
+                self._show_phast_levels(answer)
+        self._apply_colouring()
         self.tree_shown.emit(answer)
+
+    def _apply_colouring(self) -> None:
+        """The map's colours: the tree on the map, else levels when asked for, else classes."""
+        mv = self.map_view
+        levels = self.levels_action.isChecked() and self.hierarchy is not None
+        key = ("tree", id(self.tree)) if self.tree is not None else ("levels", id(self.hierarchy)) \
+            if levels else None
+        if key != self._colouring_key:       # unchanged: keep the curves
+            self._colouring_key = key
+            if self.tree is not None:
+                mv.set_tree(self.tree.tree.distance, self.tree_bins)
+            elif levels:
+                mv.set_levels(self.hierarchy.node_level, self.level_bins)
+            else:
+                mv.set_colouring(None)
+        self.legend.setVisible(mv.colouring is None)
+        self.hierarchy_panel.legend.setVisible(mv.colouring == "levels")
 
     def tree_legend_rows(self) -> list[tuple[tuple, str]]:
         """(colour, text) per distance bin, then the unreachable roads when there are any."""
@@ -639,7 +742,7 @@ class MainWindow(QMainWindow):
         what = a.metric if unit.suffix else f"{a.metric}, in metric units"
         return "<br>".join([
             f"<b>From node {g.node_id[a.source]}</b> · {what}",
-            f"{METHODS[a.method][1]}",
+            f"{method_label(a.method)}",
             f"on {a.backend}",
             f"<b>{a.compute_ms:.2f} ms</b> ({a.total_ms:.2f} ms with the copy to host)",
             f"reached {reached:,} of {g.num_nodes:,} nodes · farthest {unit.format(int(d.max()))}",
@@ -725,6 +828,215 @@ class MainWindow(QMainWindow):
     def _on_compare_cancelled(self, request_id: int) -> None:
         self._job_ended()
         self.statusBar().showMessage("Comparison cancelled", 5000)
+
+    # ------------------------------------------------ contraction hierarchy
+    def contract(self) -> int | None:
+        """Contract the graph with the panel's K, C and metric; the chart fills live."""
+        if self.graph is None:
+            return None
+        p = self.hierarchy_panel
+        metric = p.metric_combo.currentText() or self.graph.default_metric
+        K, C = p.k_spin.value(), p.c_spin.value()
+        job = self.engine.contract(metric, K, C)
+        self._hierarchy_jobs[job] = "Contraction"
+        self.contract_chart.start(f"Contracting {self.graph.source or 'graph'} · {metric} · "
+                                  f"K = {K:,}, C = {C:g} · {self.engine.backend_description}…")
+        self._show_dock(self.contract_dock)
+        self.progress.setValue(0)
+        self.progress_label.setText("Contracting…")
+        self._show_progress(True)
+        p.cancel_button.setEnabled(True)
+        return job
+
+    def open_hierarchy(self, path) -> int | None:
+        if self.graph is None:
+            return None
+        job = self.engine.open_hierarchy(path)
+        self._hierarchy_jobs[job] = f"Opening the hierarchy {os.path.basename(str(path))}"
+        self.progress_label.setText("Opening hierarchy…")
+        self._show_progress(True)
+        return job
+
+    def choose_hierarchy_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open contraction hierarchy", "", HIERARCHY_FILTER)
+        if path:
+            self.open_hierarchy(path)
+
+    def choose_hierarchy_path(self) -> None:
+        if self.hierarchy is None:
+            return
+        stem = os.path.basename(self.graph.source or "graph").split(".")[0] or "graph"
+        path, _ = QFileDialog.getSaveFileName(self, "Save contraction hierarchy",
+                                              f"{stem}.{self.hierarchy.metric}.rlh", HIERARCHY_FILTER)
+        if path:
+            self.engine.save_hierarchy(path if path.endswith(".rlh") else path + ".rlh")
+
+    def _on_contract_iteration(self, job_id: int, record: dict) -> None:
+        self.contract_chart.add_iteration(record)
+
+    def _on_contract_cancelled(self, job_id: int) -> None:
+        self._job_ended()
+        self._hierarchy_jobs.pop(job_id, None)
+        levels = len(self.contract_chart.records)
+        self.contract_chart.set_title(f"Contraction cancelled after {levels} levels", "#8a1c12")
+        kept = " (the previous hierarchy is kept)" if self.hierarchy is not None else ""
+        self.statusBar().showMessage(f"Contraction cancelled{kept}", 5000)
+
+    def _on_hierarchy_failed(self, job_id: int, message: str) -> None:
+        self._job_ended()
+        what = self._hierarchy_jobs.pop(job_id, "Contraction")
+        if what == "Contraction":
+            self.contract_chart.set_title(f"Contraction failed: {message}", "#8a1c12")
+        kept = " The previous hierarchy is still in use." if self.hierarchy is not None else ""
+        self.show_error(f"{what} failed: {message}.{kept}")
+
+    def _on_hierarchy_ready(self, answer: HierarchyAnswer) -> None:
+        self._job_ended()
+        self._hierarchy_jobs.pop(answer.job_id, None)
+        h = answer.hierarchy
+        self._set_hierarchy(h)
+        if answer.origin == "contracted":
+            self.contract_chart.set_title(self._summary_line(h), "#1b5e20")
+        else:                 # an opened file: its contraction's records
+            self.contract_chart.show_records(h.iterations, f"{os.path.basename(answer.origin)}: "
+                                                           f"{self._summary_line(h)}")
+            self._show_dock(self.contract_dock)
+        self.statusBar().showMessage(f"Hierarchy ready: {self._summary_line(h)}", 8000)
+
+    @staticmethod
+    def _summary_line(h) -> str:
+        s = h.summary()
+        return (f"{s['levels']} levels · {s['shortcuts']:,} shortcuts · edge growth "
+                f"{s['edge_growth']:.2f} · {s['contract_ms'] / 1000:.2f} s on {s['backend'].upper()} "
+                f"(K = {s['K']:,}, C = {s['C']:g}, {h.metric})")
+
+    def _set_hierarchy(self, h) -> None:
+        """Use hierarchy ``h`` (None drops it): summary, PHAST as the tree method, views."""
+        self.hierarchy = h
+        self.level_bins = None if h is None else make_level_bins(h.num_levels)
+        p = self.hierarchy_panel
+        for w in (p.levels_button, p.inspect_button, self.levels_action, self.inspect_action,
+                  self.save_hierarchy_action):
+            w.setEnabled(h is not None)
+        phast_index = self.method_combo.findData(PHAST)
+        if h is None:
+            p.summary.setText("No hierarchy.")
+            self.levels_action.setChecked(False)
+            self.inspect_action.setChecked(False)
+            if phast_index >= 0:
+                self.method_combo.removeItem(phast_index)
+            self.phast_dock.hide()
+        else:
+            s = h.summary()
+            p.summary.setText("<br>".join([
+                f"<b>{s['levels']} levels</b> · core of {s['core_nodes']:,} nodes · metric {h.metric}",
+                f"{s['shortcuts']:,} shortcuts · edge growth (|E↑|+|E↓|)/|E| = {s['edge_growth']:.2f}",
+                f"<b>{s['contract_ms'] / 1000:.2f} s</b> on {s['backend'].upper()} "
+                f"(core APSP {s.get('apsp_ms', 0):.0f} ms) · K = {s['K']:,}, C = {s['C']:g}"]))
+            rows = zip(self.level_bins.colors, self.level_bins.labels(),
+                       np.bincount(self.level_bins.of(h.node_level), minlength=self.level_bins.count))
+            p.legend.setText("<b>Level</b> of a road's higher end · nodes<br>" +
+                             _legend_table([(c, f"{t} · {n:,}") for c, t, n in rows]))
+            if phast_index < 0:
+                self.method_combo.insertItem(0, PHAST_LABEL, PHAST)
+            self.method_combo.setCurrentIndex(0)         # the default while a hierarchy exists
+        self._apply_colouring()
+        if self.inspected_node is not None:
+            self.inspect(self.inspected_node if h is not None else None)
+        self.hierarchy_shown.emit(h)
+
+    def set_level_colours(self, on: bool) -> None:
+        self._apply_colouring()
+
+    @property
+    def inspect_mode(self) -> bool:
+        return self.inspect_action.isChecked()
+
+    def set_inspect_mode(self, on: bool) -> None:
+        """Inspect: clicks show a node's hierarchy arcs instead of routing."""
+        if on and self.tree_mode:
+            self.set_tree_mode(False)
+        self._show_hint(INSPECT_HINT if on else TREE_HINT if self.tree_mode else HINT)
+        if not on:
+            self.inspect(None)
+        elif self.inspected_node is None:
+            self.hierarchy_panel.inspect_info.setText("Click a node: its hierarchy arcs.")
+
+    def _show_hint(self, text: str) -> None:
+        self.hint_label.setText(text)
+        self.help_label.setText(text.replace(" · ", "<br>"))
+
+    def inspect(self, node: int | None) -> None:
+        """Draw ``node``'s upward and downward hierarchy arcs and list them (None clears)."""
+        h, p, g = self.hierarchy, self.hierarchy_panel, self.graph
+        self.inspected_node = node if h is not None and self.drawing is not None else None
+        if self.inspected_node is None:
+            self.map_view.clear_hierarchy_arcs()
+            p.set_arcs([])
+            p.inspect_info.setText("")
+            p.arc_info.setText("")
+            return
+        up, down = h.node_arcs(node)
+        arcs = np.concatenate([up, down])
+        is_up = np.arange(arcs.size) < up.size
+        shortcut = h.is_shortcut(arcs)
+        other = np.where(is_up, h.arc_head[arcs], h.arc_tail[arcs])
+        self.map_view.show_hierarchy_arcs(node, arcs, other, is_up, shortcut)
+        unit = display_unit(g.metric_units, h.metric)
+        rows = [(int(a), f"{'↑' if u else '↓'} {g.node_id[o]} · lvl {h.node_level[o]} · "
+                         f"{'shortcut' if sc else 'road'} · {unit.format(int(h.arc_weight[a]))}")
+                for a, u, o, sc in zip(arcs, is_up, other, shortcut)]
+        p.set_arcs(rows)
+        p.arc_info.setText("")
+        level = int(h.node_level[node])
+        where = f"core (level {level})" if level == h.num_levels else f"level {level} of {h.num_levels}"
+        text = [f"<b>Node {g.node_id[node]}</b> · {where}",
+                f"<b style='color:{_rgb(style.UP_COLOR)}'>{up.size} up</b> "
+                f"({int(shortcut[:up.size].sum())} shortcuts) · "
+                f"<b style='color:{_rgb(style.DOWN_COLOR)}'>{down.size} down</b> "
+                f"({int(shortcut[up.size:].sum())} shortcuts); shortcuts dashed"]
+        if level == h.num_levels:
+            text.append(f"A core node: PHAST reaches it through the core's distance matrix "
+                        f"({h.core_nodes.size:,} nodes); it has no arcs up or down.")
+        elif arcs.size:
+            text.append("Pick an arc (or click the middle of a drawn one): its road path.")
+        p.inspect_info.setText("<br>".join(text))
+        self._reveal(p.arc_list)
+        self.inspected.emit(node)
+
+    def unpack(self, arc: int) -> None:
+        """Draw a hierarchy arc's original arcs along the road, with the node it bypasses."""
+        h, g = self.hierarchy, self.graph
+        if h is None or self.drawing is None:
+            return
+        originals = h.unpack(arc)
+        mid = h.midpoint(arc)
+        self.map_view.set_unpacked(route_polyline(self.drawing.points, g, originals), mid)
+        self.hierarchy_panel.select_arc(arc)
+        unit = display_unit(g.metric_units, h.metric)
+        t, hd = int(h.arc_tail[arc]), int(h.arc_head[arc])
+        lines = [f"<b>{'Shortcut' if h.is_shortcut(arc) else 'Road arc'} {g.node_id[t]} → "
+                 f"{g.node_id[hd]}</b> · {unit.format(int(h.arc_weight[arc]))}"]
+        if mid >= 0:
+            lines.append(f"<span style='color:{_rgb(style.MIDPOINT_COLOR)}'>◆</span> bypasses node "
+                         f"{g.node_id[mid]} (level {h.node_level[mid]}) · "
+                         f"<span style='color:{_rgb(style.UNPACKED_COLOR)}'>unpacks to "
+                         f"{originals.size} road arcs</span>")
+        self.hierarchy_panel.arc_info.setText("<br>".join(lines))
+        self._reveal(self.hierarchy_panel.arc_info)
+        self.unpacked.emit(arc)
+
+    def _reveal(self, widget) -> None:
+        """Scroll the side panel to ``widget`` once the layout has taken its new text."""
+        QTimer.singleShot(0, lambda: self.panel_scroll.ensureWidgetVisible(widget, 0, 0))
+
+    def _show_phast_levels(self, a: TreeAnswer) -> None:
+        lm = a.level_ms
+        self.phast_chart.show_levels(lm, (
+            f"PHAST from node {self.graph.node_id[a.source]} · {a.compute_ms:.2f} ms · up "
+            f"{sum(lm['up']):.2f} · core {lm.get('core', 0.0):.2f} · down {sum(lm['down']):.2f} ms "
+            f"(per-level timing) · {a.backend}"))
+        self._show_dock(self.phast_dock)
 
     # ------------------------------------------------------------ closing
     def closeEvent(self, event) -> None:

@@ -51,3 +51,15 @@ SOURCE_COLOR = (20, 160, 70)
 TARGET_COLOR = (215, 30, 120)
 NODE_COLOR = (70, 70, 70, 200)
 MARKER_SIZE = 16
+
+# Hierarchy inspection: a node's upward and downward arcs (shortcuts dashed), and a
+# shortcut unpacked onto the road with the node it bypasses.
+# (colours apart from the road classes, so an original arc is not mistaken for a road)
+UP_COLOR = (75, 25, 190)
+DOWN_COLOR = (245, 120, 175)
+UP_WIDTH = 2.0      # drawn over the wider downward arcs: a two-way pair shows both colours
+DOWN_WIDTH = 6.0
+INSPECTED_COLOR = (20, 20, 20)
+UNPACKED_COLOR = (0, 170, 90)
+UNPACKED_WIDTH = 5.0
+MIDPOINT_COLOR = (255, 200, 0)

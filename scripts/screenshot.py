@@ -3,12 +3,19 @@
     QT_QPA_PLATFORM=offscreen PYTHONPATH=. python scripts/screenshot.py out.png [FILE ...]
         [--route SRC_ID DST_ID] [--zoom FACTOR] [--size 1280x820]
         [--tree [--method NAME]] [--compare]
+        [--contract [--K K] [--C C] [--hierarchy FILE.rlh]] [--levels] [--inspect NODE_ID|auto]
 
 With no FILE it opens the generated default network. Without --route it routes
 between the nodes nearest to 15 % and 85 % of the map's diagonal.
 --tree shows the shortest-path tree from the start instead (tree mode), with the path
 to the destination read from it; --compare runs every SSSP method and the reference
 from the start and shows the chart dock.
+--contract builds the contraction hierarchy first (the chart dock fills); then --tree
+runs PHAST (method "phast" is the default) with its per-level chart, --levels colours
+the roads by level, and --inspect draws a node's hierarchy arcs ("auto": a node with
+6-14 arcs and an upward shortcut), unpacks its longest shortcut and zooms to them
+(no route). --hierarchy FILE opens that hierarchy instead of contracting when it
+exists, else contracts and saves it there (one slow contraction for several shots).
 """
 from __future__ import annotations
 
@@ -72,7 +79,14 @@ def main(argv=None) -> int:
     ap.add_argument("--tree", action="store_true", help="tree mode: the start's shortest-path tree")
     ap.add_argument("--method", default="auto", help="SSSP method for --tree")
     ap.add_argument("--compare", action="store_true", help="compare the SSSP methods from the start")
+    ap.add_argument("--contract", action="store_true", help="build the contraction hierarchy first")
+    ap.add_argument("--K", type=int, default=1025, help="core size for --contract")
+    ap.add_argument("--C", type=float, default=0.3, help="selection fraction for --contract")
+    ap.add_argument("--hierarchy", metavar="FILE", help="open this .rlh, or contract and save it")
+    ap.add_argument("--levels", action="store_true", help="colour by contraction level (implies --contract)")
+    ap.add_argument("--inspect", metavar="NODE_ID", help="inspect a node's hierarchy arcs (implies --contract)")
     args = ap.parse_args(argv)
+    args.contract = args.contract or args.levels or args.inspect is not None or bool(args.hierarchy)
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     w = MainWindow(backend=args.backend)
@@ -90,12 +104,34 @@ def main(argv=None) -> int:
     wait_for(w.graph_shown, 300) if not loaded else None
     print(f"loaded {w.graph.source}: {w.graph.num_nodes:,} nodes in {time.perf_counter() - t0:.1f} s")
     g = w.graph
+    if args.contract:
+        w.hierarchy_panel.k_spin.setValue(args.K)
+        w.hierarchy_panel.c_spin.setValue(args.C)
+        t1 = time.perf_counter()
+        if args.hierarchy and os.path.exists(args.hierarchy):
+            w.open_hierarchy(args.hierarchy)
+        else:
+            w.contract()
+        h = wait_for(w.hierarchy_shown, 1800)[0]
+        print(f"hierarchy in {time.perf_counter() - t1:.1f} s: {h.summary()}")
+        if args.hierarchy and not os.path.exists(args.hierarchy):
+            w.engine.save_hierarchy(args.hierarchy)
+            print("saved", wait_for(w.engine.saved, 120)[0])
+    if args.levels:
+        w.levels_action.setChecked(True)
+    if args.contract:
+        settle(100)
+        w.panel_scroll.ensureWidgetVisible(w.hierarchy_panel, 0, 0)
+    if args.inspect is not None:
+        inspect(w, args.inspect)
+        return finish(w, args.out)
     if args.route:
         s, t = (int(v) for v in g.index_of(args.route))
     else:
         s, t = far_apart_nodes(g)
     if args.tree:
-        w.method_combo.setCurrentIndex(w.method_combo.findData(args.method))
+        if args.method != "auto" or w.method_combo.findData("phast") < 0:
+            w.method_combo.setCurrentIndex(w.method_combo.findData(args.method))
         w.set_tree_mode(True)
         w.set_source(s)
         wait_for(w.tree_shown, 120)
@@ -121,14 +157,51 @@ def main(argv=None) -> int:
         r = w.map_view.view.viewRect()
         hw, hh = r.width() / 2 / args.zoom, r.height() / 2 / args.zoom
         w.map_view.view.setRange(xRange=(cx - hw, cx + hw), yRange=(cy - hh, cy + hh), padding=0)
+    return finish(w, args.out)
+
+
+def inspect(w, node_id: str) -> None:
+    """Inspect a node, unpack its longest shortcut, zoom to its arcs and the road path."""
+    h, g = w.hierarchy, w.graph
+    if node_id == "auto":      # the highest node with an upward shortcut and 6-14 arcs
+        up_sc = h.up_harc[h.is_shortcut(h.up_harc)]
+        nodes = np.unique(h.arc_tail[up_sc])
+        arcs = np.bincount(h.arc_tail[h.up_harc], minlength=h.num_nodes)[nodes] + \
+            np.bincount(h.arc_head[h.down_harc], minlength=h.num_nodes)[nodes]
+        nodes = nodes[(arcs >= 6) & (arcs <= 14)]
+        node = int(nodes[np.argmax(h.node_level[nodes])])
+    else:
+        node = int(g.index_of(int(node_id))[0])
+    w.inspect_action.setChecked(True)
+    w.inspect(node)
+    up, down = h.node_arcs(node)
+    arcs = np.concatenate([up, down])
+    shortcuts = arcs[h.is_shortcut(arcs)]
+    xy = w.drawing.node_xy
+    print(f"inspect node {g.node_id[node]}: level {h.node_level[node]}, {up.size} up, {down.size} down, "
+          f"{shortcuts.size} shortcuts")
+    pts = [xy[[node]], xy[h.arc_tail[arcs]], xy[h.arc_head[arcs]]]
+    if shortcuts.size:
+        length = np.hypot(*(xy[h.arc_tail[shortcuts]] - xy[h.arc_head[shortcuts]]).T)
+        arc = int(shortcuts[np.argmax(length)])
+        w.unpack(arc)
+        x, y = w.map_view.unpacked.getData()
+        pts.append(np.c_[x, y])
+        print(f"unpacked {arc}: {h.unpack(arc).size} arcs, midpoint node {g.node_id[h.midpoint(arc)]}")
+    pts = np.concatenate(pts)
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    w.map_view.view.setRange(xRange=(lo[0], hi[0]), yRange=(lo[1], hi[1]), padding=0.15)
+
+
+def finish(w, out: str) -> int:
     settle(400)
     t1 = time.perf_counter()
     image = w.grab()
     level = w.map_view.level
     print(f"grab {1000 * (time.perf_counter() - t1):.0f} ms" +
           (f", level cell {level.cell:.0f} m, {level.num_segments:,} segments" if level else ""))
-    image.save(args.out)
-    print("saved", args.out)
+    image.save(out)
+    print("saved", out)
     w.close()
     return 0
 

@@ -1,0 +1,136 @@
+"""CU-CH: contraction hierarchies built level by level (Karimi, Koppelman, Michael,
+ICS'19). One module per step of the paper's Algorithm 1:
+
+    score.py     SCORE    1-hop witness edge difference and tie-breakers
+    select.py    SELECT   least important C·|V_l| nodes, then two rounds of Luby's MIS
+    shortcut.py  SHORTCUT 2-hop witness search, merged shortcuts
+    update.py    UPDATE   levels, upward/downward arcs, how shortcuts unpack
+    extract.py   EXTRACT  the next overlay in fresh arrays
+    apsp.py      APSP     the core as a complete distance matrix
+
+Every step is written once in array operations that run on NumPy and on CuPy, so
+the CPU and the GPU build the same levels and shortcuts (all keys are integers and
+every sort has a total order).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from engine import backend as backends
+from engine.ch.apsp import core_apsp
+from engine.ch.extract import next_overlay
+from engine.ch.hierarchy import Hierarchy
+from engine.ch.overlay import normalized
+from engine.ch.score import importance
+from engine.ch.select import independent_set
+from engine.ch.shortcut import find_shortcuts
+from engine.ch.update import ArcTable, level_arcs
+from engine.graph import RoadGraph
+from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+from engine.timing import Timer
+
+__all__ = ["contract", "Hierarchy"]
+
+DEFAULT_K = 1025      # stop when fewer nodes remain; they form the core
+DEFAULT_C = 0.3       # share of the live nodes that are candidates for U_l
+STEPS = ("score", "select", "shortcut", "update", "extract")
+
+
+def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
+             C: float = DEFAULT_C, backend=None, progress: ProgressFn = no_progress,
+             cancel: CancelToken = NEVER_CANCELLED, on_iteration=None) -> Hierarchy:
+    """Contract ``graph`` under ``metric``; ``on_iteration(record)`` sees every level."""
+    if K < 2:
+        raise ValueError("K (the core size) must be at least 2")
+    if not 0.0 < C <= 1.0:
+        raise ValueError("C (the selection fraction) must be in (0, 1]")
+    backend = backend or backends.current()
+    xp = backend.xp
+    metric = metric or graph.default_metric
+    w = graph.metric(metric)
+    n = graph.num_nodes
+    tail = xp.asarray(graph.tail.astype(np.int64))
+    head = xp.asarray(graph.head.astype(np.int64))
+    weight = xp.asarray(w.astype(np.int64))
+    table = ArcTable(xp, tail, head, weight)
+    g = normalized(xp, n, tail, head, weight, xp.arange(graph.num_arcs, dtype=xp.int64))
+    alive = xp.ones(n, dtype=bool)
+    node_level = xp.zeros(n, dtype=xp.int32)
+    ups, downs, iterations = [], [], []
+    live = n
+    level = 0
+    started = time.perf_counter()
+    while live >= K:
+        cancel.check()
+        timer = Timer(backend)
+        degree_out = xp.bincount(g.tail, minlength=n)[alive] if g.num_arcs else xp.zeros(1)
+        out_first = g.out_first()
+        with timer.step("score", level):
+            score = importance(g, alive, out_first)
+        with timer.step("select", level):
+            chosen = independent_set(g, alive, score, C, level)
+        with timer.step("shortcut", level):
+            sc = find_shortcuts(g, chosen, out_first)
+        with timer.step("update", level):
+            ids = table.add_shortcuts(g, sc)
+            (up, down) = level_arcs(g, chosen)
+            ups.append(up[3])
+            downs.append(_sorted_by_head(xp, down))
+            node_level[chosen] = level
+        with timer.step("extract", level):
+            g = next_overlay(g, chosen, sc, ids)
+        alive &= ~chosen
+        contracted = int(chosen.sum())
+        record = {"level": level, "nodes": live, "contracted": contracted,
+                  "mis_fraction": round(contracted / max(1, int(C * live)), 4),
+                  "avg_degree": round(float(degree_out.mean()) if degree_out.size else 0.0, 3),
+                  "max_degree": int(degree_out.max()) if degree_out.size else 0,
+                  "candidates": sc.candidates, "shortcuts": int(sc.tail.size),
+                  "arcs_next": g.num_arcs,
+                  "ms": {r.step: round(r.ms, 4) for r in timer.records()}}
+        iterations.append(record)
+        if on_iteration is not None:
+            on_iteration(record)
+        live -= contracted
+        level += 1
+        progress(min(0.95, 1.0 - live / max(n, 1)), f"level {level}: {live:,} nodes left")
+        if contracted == 0:           # cannot happen for a non-empty overlay; never loop forever
+            break
+    cancel.check()
+    core_nodes = xp.flatnonzero(alive)
+    node_level[core_nodes] = level
+    t0 = time.perf_counter()
+    core_dist, core_pred = core_apsp(g, core_nodes, backend)
+    if backend.is_gpu:
+        xp.cuda.Stream.null.synchronize()
+    apsp_ms = (time.perf_counter() - t0) * 1000
+    arcs = table.arrays()
+    host = backend.to_host
+    up_harc, up_first = _by_level(xp, ups)
+    down_harc, down_first = _by_level(xp, downs)
+    progress(1.0, f"contracted in {level} levels")
+    return Hierarchy(
+        metric=metric, num_nodes=n, num_levels=level, node_level=host(node_level),
+        arc_tail=host(arcs["tail"]), arc_head=host(arcs["head"]), arc_weight=host(arcs["weight"]),
+        arc_child1=host(arcs["child1"]), arc_child2=host(arcs["child2"]),
+        up_first=up_first, up_harc=host(up_harc), down_first=down_first, down_harc=host(down_harc),
+        core_nodes=host(core_nodes), core_dist=host(core_dist), core_pred=host(core_pred),
+        num_original_arcs=graph.num_arcs, iterations=iterations,
+        params={"K": K, "C": C, "backend": backend.name, "apsp_ms": round(apsp_ms, 3),
+                "wall_ms": round((time.perf_counter() - started) * 1000, 2)},
+        graph=graph)
+
+
+def _sorted_by_head(xp, arcs):
+    tail, head, weight, harc = arcs
+    return harc[xp.lexsort(xp.stack([harc, head]))]
+
+
+def _by_level(xp, chunks):
+    sizes = [int(c.size) for c in chunks]
+    first = np.zeros(len(chunks) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=first[1:])
+    values = xp.concatenate(chunks) if chunks else xp.zeros(0, dtype=xp.int64)
+    return values, first

@@ -1,0 +1,139 @@
+"""The Hierarchy that contraction builds: levels, upward/downward arcs by level,
+the arc table that unpacks shortcuts, the core's distance matrix, and statistics.
+
+All arrays are host NumPy arrays (saved next to the graph cache); query code
+copies what it needs to the device once.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from engine.io.errors import LoadError
+
+FORMAT = "routelab-hierarchy"
+VERSION = 1
+
+
+@dataclass(eq=False)
+class Hierarchy:
+    metric: str
+    num_nodes: int
+    num_levels: int                 # contraction iterations; core nodes have this level
+    node_level: np.ndarray          # int32 [n]
+    arc_tail: np.ndarray            # int64 [h] every hierarchy arc: originals, then shortcuts
+    arc_head: np.ndarray
+    arc_weight: np.ndarray
+    arc_child1: np.ndarray          # int64 [h] -1 for original arcs
+    arc_child2: np.ndarray
+    up_first: np.ndarray            # int64 [levels+1] up arcs of level l: up_first[l]:up_first[l+1]
+    up_harc: np.ndarray             # int64 hierarchy-arc ids, tail at level l, head higher
+    down_first: np.ndarray          # int64 [levels+1]
+    down_harc: np.ndarray           # head at level l, tail higher; sorted by head within a level
+    core_nodes: np.ndarray          # int64 [k]
+    core_dist: np.ndarray           # int64 [k, k], INT64_MAX where no path
+    core_pred: np.ndarray           # int32 [k, k] predecessor (core index), -1 none
+    num_original_arcs: int
+    iterations: list = field(default_factory=list)   # per-iteration records (dicts)
+    params: dict = field(default_factory=dict)
+    graph: object = None            # the RoadGraph it was built from (not saved)
+
+    @property
+    def num_shortcuts(self) -> int:
+        return int(self.arc_tail.size) - self.num_original_arcs
+
+    @property
+    def edge_growth(self) -> float:
+        """(|E_up| + |E_down|) / |E| as the paper reports it."""
+        return (self.up_harc.size + self.down_harc.size) / max(self.num_original_arcs, 1)
+
+    def is_shortcut(self, harc) -> np.ndarray:
+        return np.asarray(harc) >= self.num_original_arcs
+
+    def unpack(self, harc: int) -> np.ndarray:
+        """Original arc ids of a hierarchy arc, in path order."""
+        out, stack = [], [int(harc)]
+        while stack:
+            a = stack.pop()
+            if self.arc_child1[a] < 0:
+                out.append(a)
+            else:
+                stack.append(int(self.arc_child2[a]))
+                stack.append(int(self.arc_child1[a]))
+        return np.asarray(out, dtype=np.int64)
+
+    def midpoint(self, harc: int) -> int:
+        """The contracted node a shortcut bypasses (-1 for an original arc)."""
+        c = int(self.arc_child1[harc])
+        return -1 if c < 0 else int(self.arc_head[c])
+
+    def node_arcs(self, v: int) -> tuple[np.ndarray, np.ndarray]:
+        """(upward, downward) hierarchy arcs at node v: up arcs leaving v, down arcs entering v."""
+        up = self.up_harc[self.arc_tail[self.up_harc] == v]
+        down = self.down_harc[self.arc_head[self.down_harc] == v]
+        return up, down
+
+    def summary(self) -> dict:
+        total_ms = sum(sum(r["ms"].values()) for r in self.iterations)
+        return {"levels": self.num_levels, "core_nodes": int(self.core_nodes.size),
+                "shortcuts": self.num_shortcuts, "edge_growth": round(self.edge_growth, 3),
+                "contract_ms": round(total_ms + self.params.get("apsp_ms", 0.0), 2),
+                **{k: v for k, v in self.params.items() if k in ("K", "C", "backend", "apsp_ms")}}
+
+    # ----------------------------------------------------------- saving
+    def save(self, path) -> Path:
+        path = Path(path)
+        arrays = {name: getattr(self, name) for name in _ARRAYS}
+        meta = {"format": FORMAT, "version": VERSION, "metric": self.metric,
+                "num_nodes": self.num_nodes, "num_levels": self.num_levels,
+                "num_original_arcs": self.num_original_arcs,
+                "iterations": self.iterations, "params": self.params}
+        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        with open(path, "wb") as f:
+            np.savez(f, **arrays)
+        return path
+
+    @classmethod
+    def load(cls, path, graph=None) -> "Hierarchy":
+        path = Path(path)
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                arrays = {name: z[name] for name in z.files}
+            meta = json.loads(arrays.pop("meta").tobytes().decode())
+        except Exception as e:
+            raise LoadError(path, f"not a readable RouteLab hierarchy ({e})") from None
+        if meta.get("format") != FORMAT or meta.get("version") != VERSION:
+            raise LoadError(path, "not a RouteLab hierarchy of a version this program reads")
+        missing = [name for name in _ARRAYS if name not in arrays]
+        if missing:
+            raise LoadError(path, f"damaged hierarchy: {missing[0]} is missing")
+        h = cls(metric=meta["metric"], num_nodes=meta["num_nodes"], num_levels=meta["num_levels"],
+                num_original_arcs=meta["num_original_arcs"], iterations=meta["iterations"],
+                params=meta["params"], **{name: arrays[name] for name in _ARRAYS})
+        if graph is not None:
+            h.attach(graph)
+        return h
+
+    def attach(self, graph) -> "Hierarchy":
+        """Bind to the graph it belongs to; refuses a graph it was not built from."""
+        if graph.num_nodes != self.num_nodes or graph.num_arcs != self.num_original_arcs:
+            raise LoadError(None, f"this hierarchy belongs to a graph of {self.num_nodes:,} nodes "
+                                  f"and {self.num_original_arcs:,} arcs, not to "
+                                  f"{graph.num_nodes:,} / {graph.num_arcs:,}")
+        w = graph.metric(self.metric)
+        orig = np.arange(self.num_original_arcs)
+        if not (np.array_equal(self.arc_tail[orig], graph.tail) and
+                np.array_equal(self.arc_head[orig], graph.head) and
+                np.array_equal(self.arc_weight[orig], w)):
+            raise LoadError(None, "this hierarchy was built on other arcs or costs "
+                                  f"than this graph's {self.metric!r}")
+        self.graph = graph
+        return self
+
+
+_ARRAYS = ("node_level", "arc_tail", "arc_head", "arc_weight", "arc_child1", "arc_child2",
+           "up_first", "up_harc", "down_first", "down_harc", "core_nodes", "core_dist",
+           "core_pred")

@@ -1,0 +1,87 @@
+"""The overlay graph G_l of one contraction iteration, as flat arrays on the backend.
+
+Arcs are kept sorted by (tail, head) with at most one arc per pair (the cheapest;
+ties go to the lower hierarchy-arc id), so an arc is found by binary search on
+``key = tail * n + head``. ``harc`` names each arc in the hierarchy's arc table,
+which records how shortcuts unpack.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Overlay:
+    xp: object
+    n: int              # node ids are global (0..n-1); contracted nodes simply have no arcs
+    tail: object        # int64 [a]
+    head: object        # int64 [a]
+    weight: object      # int64 [a]
+    harc: object        # int64 [a] hierarchy-arc id
+
+    @property
+    def key(self):
+        return self.tail * self.n + self.head
+
+    @property
+    def num_arcs(self) -> int:
+        return int(self.tail.size)
+
+    def out_first(self):
+        """CSR index of the out-arcs of every node (arcs are sorted by tail)."""
+        xp = self.xp
+        return xp.searchsorted(self.tail, xp.arange(self.n + 1, dtype=self.tail.dtype))
+
+    def lookup(self, tail, head):
+        """(found, weight) of the arc tail->head for arrays of pairs."""
+        xp = self.xp
+        key = self.key
+        want = tail * self.n + head
+        if key.size == 0:
+            return xp.zeros(want.shape, dtype=bool), xp.zeros(want.shape, dtype=xp.int64)
+        pos = xp.minimum(xp.searchsorted(key, want), key.size - 1)
+        found = key[pos] == want
+        return found, xp.where(found, self.weight[pos], 0)
+
+
+def normalized(xp, n, tail, head, weight, harc) -> Overlay:
+    """Sort by (tail, head, weight, harc) and keep the first arc of each pair."""
+    order = xp.lexsort(xp.stack([harc, weight, head, tail]))
+    tail, head, weight, harc = tail[order], head[order], weight[order], harc[order]
+    key = tail * n + head
+    first = xp.ones(key.size, dtype=bool)
+    if key.size > 1:
+        first[1:] = key[1:] != key[:-1]
+    return Overlay(xp, n, tail[first], head[first], weight[first], harc[first])
+
+
+def pair_expansion(xp, counts, starts):
+    """For rows with ``counts[i]`` partners starting at ``starts[i]``: (row, partner) pairs.
+
+    The array form of two nested loops, used for broken paths and witness hops.
+    """
+    ends = xp.cumsum(counts)
+    total = int(ends[-1]) if counts.size else 0
+    # row of every output slot: how many rows end at or before it (CuPy's repeat
+    # takes no array of counts, this works on both backends)
+    row = xp.searchsorted(ends, xp.arange(total), side="right")
+    offset = xp.arange(total) - (ends - counts)[row]
+    return row, starts[row] + offset
+
+
+def broken_paths(g: Overlay, middle_mask, out_first):
+    """All paths (u, w, v) of two arcs through a node w with ``middle_mask[w]``, u != v.
+
+    Returns (u, w, v, length, in_arc, out_arc) with arc positions into ``g``.
+    """
+    xp = g.xp
+    in_arc = xp.flatnonzero(middle_mask[g.head])
+    w = g.head[in_arc]
+    counts = out_first[w + 1] - out_first[w]
+    row, out_arc = pair_expansion(xp, counts, out_first[w])
+    in_arc = in_arc[row]
+    u, v = g.tail[in_arc], g.head[out_arc]
+    keep = u != v
+    in_arc, out_arc = in_arc[keep], out_arc[keep]
+    return (g.tail[in_arc], g.head[in_arc], g.head[out_arc],
+            g.weight[in_arc] + g.weight[out_arc], in_arc, out_arc)

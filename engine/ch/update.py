@@ -1,0 +1,46 @@
+"""UPDATE: record level l in the hierarchy.
+
+The contracted nodes get their level; their arcs in G_l become the hierarchy's
+upward arcs (w -> higher v) and downward arcs (higher u -> w); new shortcuts get
+hierarchy-arc ids whose two children say how they unpack, so a path (and the
+midpoint of any shortcut) can be recovered.
+"""
+from __future__ import annotations
+
+from engine.ch.overlay import Overlay
+from engine.ch.shortcut import Shortcuts
+
+
+class ArcTable:
+    """Every arc the hierarchy knows: original arcs first, then shortcuts in order."""
+
+    def __init__(self, xp, tail, head, weight):
+        m = tail.size
+        self.xp = xp
+        self.parts = {"tail": [tail], "head": [head], "weight": [weight],
+                      "child1": [xp.full(m, -1, dtype=xp.int64)],
+                      "child2": [xp.full(m, -1, dtype=xp.int64)]}
+        self.size = int(m)
+
+    def add_shortcuts(self, g: Overlay, sc: Shortcuts):
+        xp = self.xp
+        k = int(sc.tail.size)
+        ids = xp.arange(self.size, self.size + k, dtype=xp.int64)
+        for name, values in (("tail", sc.tail), ("head", sc.head), ("weight", sc.weight),
+                             ("child1", g.harc[sc.in_arc]), ("child2", g.harc[sc.out_arc])):
+            self.parts[name].append(values)
+        self.size += k
+        return ids
+
+    def arrays(self):
+        xp = self.xp
+        return {name: xp.concatenate(chunks) for name, chunks in self.parts.items()}
+
+
+def level_arcs(g: Overlay, contracted):
+    """(up, down): arcs of G_l leaving and entering the contracted nodes, each as
+    (tail, head, weight, harc)."""
+    up = contracted[g.tail]
+    down = contracted[g.head]
+    pick = lambda mask: (g.tail[mask], g.head[mask], g.weight[mask], g.harc[mask])  # noqa: E731
+    return pick(up), pick(down)

@@ -1,0 +1,251 @@
+"""PHAST-like shortest-path trees on a contraction hierarchy (CU-CH's query).
+
+Upward sweep level 0..top over arcs to higher levels, the core's complete graph,
+then the downward sweep top..0; every level is one parallel step. On the GPU the
+whole query is a captured CUDA graph of one kernel per level; the CPU twin runs
+the same sweeps in Numba. Parents come from the final distances
+(engine/sssp/parents.py), so a PHAST tree equals the direct SSSP tree arc for arc.
+"""
+from __future__ import annotations
+
+import time
+import weakref
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from engine import backend as backends
+from engine.backend import load_module
+from engine.ch.hierarchy import Hierarchy
+from engine.reference import Path, ShortestPathTree, path_from_tree
+from engine.sssp.graph_batch import captured
+from engine.sssp.parents import parent_arcs
+from engine.sssp.prepared import prepare
+from engine.timing import Timer
+
+INF64 = np.iinfo(np.int64).max
+U64_INF = np.iinfo(np.uint64).max
+BLOCK = 256
+
+
+@dataclass(frozen=True)
+class PhastResult:
+    tree: ShortestPathTree
+    compute_ms: float
+    total_ms: float
+    level_ms: dict | None = None   # {"up": [...], "core": x, "down": [...]} when asked for
+
+
+class _Index:
+    """The hierarchy's sweep arrays on one backend, grouped by level."""
+
+    def __init__(self, h: Hierarchy, backend) -> None:
+        xp = backend.xp
+        self.backend = backend
+        up, down = h.up_harc, h.down_harc
+        self.up_first = h.up_first.astype(np.int64)
+        self.down_first = h.down_first.astype(np.int64)
+        self.levels = h.num_levels
+        self.n = h.num_nodes
+        self.k = int(h.core_nodes.size)
+        host = {"up_tail": h.arc_tail[up], "up_head": h.arc_head[up], "up_w": h.arc_weight[up],
+                "down_tail": h.arc_tail[down], "down_head": h.arc_head[down],
+                "down_w": h.arc_weight[down], "core": h.core_nodes.astype(np.int64),
+                "core_dist": np.ascontiguousarray(h.core_dist)}
+        for name, values in host.items():
+            setattr(self, name, xp.asarray(values))
+        self.graphs = {}
+
+
+_indexes: "weakref.WeakKeyDictionary[Hierarchy, dict]" = weakref.WeakKeyDictionary()
+
+
+def _index(h: Hierarchy, backend) -> _Index:
+    per = _indexes.setdefault(h, {})
+    if backend.name not in per:
+        per[backend.name] = _Index(h, backend)
+    return per[backend.name]
+
+
+def sssp(h: Hierarchy, source: int, backend=None, per_level: bool = False) -> PhastResult:
+    """Shortest-path tree from internal node ``source`` (the graph is ``h.graph``)."""
+    if h.graph is None:
+        raise ValueError("the hierarchy is not attached to its graph (Hierarchy.attach)")
+    if not 0 <= int(source) < h.num_nodes:
+        raise IndexError(f"node index {source} out of range 0..{h.num_nodes - 1}")
+    backend = backend or backends.current()
+    index = _index(h, backend)
+    timer = Timer(backend)
+    t0 = time.perf_counter()
+    level_ms = None
+    with timer.step("distances"):
+        if backend.is_gpu:
+            d, level_ms = _gpu_distances(index, [int(source)], per_level)
+            d = d[0]
+            unreached = int(U64_INF)
+        else:
+            d, level_ms = _cpu_distances(index, int(source), per_level)
+            unreached = INF64
+    with timer.step("parents"):
+        parent_arc = parent_arcs(prepare(h.graph, h.metric, backend), d, unreached, int(source))
+    d_host = backend.to_host(d)
+    total_ms = (time.perf_counter() - t0) * 1000
+    distance = d_host.astype(np.int64)
+    distance[d_host == unreached] = -1
+    parent = np.full(h.num_nodes, -1, dtype=np.int32)
+    has = parent_arc >= 0
+    parent[has] = h.graph.tail[parent_arc[has]]
+    tree = ShortestPathTree(int(source), h.metric, distance, parent, parent_arc)
+    return PhastResult(tree, sum(r.ms for r in timer.records()), total_ms, level_ms)
+
+
+def sssp_batch(h: Hierarchy, sources, backend=None) -> np.ndarray:
+    """Distances (int64 [len(sources), n], -1 unreachable) from many sources at once.
+
+    On the GPU every level's kernel serves all sources together, so the arcs of a
+    level are read once per batch rather than once per source.
+    """
+    backend = backend or backends.current()
+    index = _index(h, backend)
+    sources = [int(s) for s in sources]
+    if backend.is_gpu:
+        d, _ = _gpu_distances(index, sources, False)
+        d = d.get()
+        out = d.astype(np.int64)
+        out[d == U64_INF] = -1
+        return out
+    out = np.stack([_cpu_distances(index, s)[0] for s in sources]) if sources else \
+        np.zeros((0, h.num_nodes), dtype=np.int64)
+    out[out == INF64] = -1
+    return out
+
+
+def path(h: Hierarchy, tree: ShortestPathTree, target: int) -> Path:
+    """The path to ``target`` as original arcs (raises reference.Unreachable)."""
+    return path_from_tree(h.graph, tree, target)
+
+
+# ------------------------------------------------------------------ GPU
+def _gpu_distances(index: _Index, sources: list[int], per_level: bool):
+    import cupy
+    module = load_module("phast")
+    b = len(sources)
+    key = b
+    if key not in index.graphs:
+        index.graphs[key] = _GpuQuery(index, module, b)
+    q = index.graphs[key]
+    q.sources.set(np.asarray(sources, dtype=np.int32))
+    if not per_level:
+        q.launch()
+        return q.d, None
+    # per-level timing: the same launches one by one, each between two events
+    timings = {"up": [], "down": []}
+    for name, step in q.steps:
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        start.record()
+        step()
+        end.record()
+        timings.setdefault("_events", []).append((name, start, end))
+    for name, start, end in timings.pop("_events"):
+        end.synchronize()
+        ms = cupy.cuda.get_elapsed_time(start, end)
+        if name in ("up", "down"):
+            timings[name].append(ms)
+        else:
+            timings[name] = timings.get(name, 0.0) + ms
+    return q.d, timings
+
+
+class _GpuQuery:
+    """Buffers and the captured launch sequence for batches of ``b`` sources."""
+
+    def __init__(self, index: _Index, module, b: int) -> None:
+        import cupy
+        n, k = index.n, index.k
+        self.d = cupy.empty((b, n), dtype=cupy.uint64)
+        self.sources = cupy.zeros(b, dtype=cupy.int32)
+        core_d = cupy.empty((b, max(k, 1)), dtype=cupy.uint64)
+        init, relax = module.get_function("phast_init"), module.get_function("phast_relax")
+        gather, core = module.get_function("phast_core_gather"), module.get_function("phast_core")
+        steps = [("init", lambda: init(((n + BLOCK - 1) // BLOCK, b), (BLOCK,),
+                                       (self.d, np.int32(n), self.sources)))]
+
+        def sweep(tail, head, w, begin, end):
+            blocks = (end - begin + BLOCK - 1) // BLOCK
+            return lambda: relax((blocks, b), (BLOCK,), (tail, head, w, np.int32(begin),
+                                                          np.int32(end), self.d, np.int32(n)))
+
+        for lv in range(index.levels):
+            begin, end = int(index.up_first[lv]), int(index.up_first[lv + 1])
+            if end > begin:
+                steps.append(("up", sweep(index.up_tail, index.up_head, index.up_w, begin, end)))
+        if k:
+            steps.append(("core", lambda: gather(((k + BLOCK - 1) // BLOCK, b), (BLOCK,),
+                                                 (self.d, np.int32(n), index.core, np.int32(k), core_d))))
+            steps.append(("core", lambda: core(((k + BLOCK - 1) // BLOCK, b), (BLOCK,),
+                                               (self.d, np.int32(n), index.core, np.int32(k), core_d,
+                                                index.core_dist))))
+        for lv in range(index.levels - 1, -1, -1):
+            begin, end = int(index.down_first[lv]), int(index.down_first[lv + 1])
+            if end > begin:
+                steps.append(("down", sweep(index.down_tail, index.down_head, index.down_w, begin, end)))
+        self.steps = steps
+
+        def run_all():
+            for _, step in steps:
+                step()
+
+        self.launch = captured(run_all)
+
+
+# ------------------------------------------------------------------ CPU
+def _cpu_distances(index: _Index, source: int, per_level: bool = False):
+    """The same sweeps, one Numba call per level (about a microsecond each)."""
+    d = np.full(index.n, INF64, dtype=np.int64)
+    d[source] = 0
+    timings = {"up": [], "down": []} if per_level else None
+
+    def timed(name, fn, *args):
+        t0 = time.perf_counter()
+        fn(*args)
+        if per_level:
+            ms = (time.perf_counter() - t0) * 1000
+            if name == "core":
+                timings["core"] = ms
+            else:
+                timings[name].append(ms)
+
+    for lv in range(index.levels):
+        begin, end = index.up_first[lv], index.up_first[lv + 1]
+        if end > begin:
+            timed("up", _relax, index.up_tail, index.up_head, index.up_w, begin, end, d)
+    if index.k:
+        timed("core", _core, d, index.core, index.core_dist)
+    for lv in range(index.levels - 1, -1, -1):
+        begin, end = index.down_first[lv], index.down_first[lv + 1]
+        if end > begin:
+            timed("down", _relax, index.down_tail, index.down_head, index.down_w, begin, end, d)
+    return d, timings
+
+
+@numba.njit(cache=True)
+def _relax(tail, head, w, begin, end, d):
+    for a in range(begin, end):
+        du = d[tail[a]]
+        if du != INF64 and du + w[a] < d[head[a]]:
+            d[head[a]] = du + w[a]
+
+
+@numba.njit(cache=True)
+def _core(d, core, core_dist):
+    k = core.size
+    core_d = np.empty(k, dtype=np.int64)
+    for i in range(k):
+        core_d[i] = d[core[i]]
+    for j in range(k):
+        best = core_d[j]
+        for i in range(k):
+            if core_d[i] != INF64 and core_dist[i, j] != INF64 and core_d[i] + core_dist[i, j] < best:
+                best = core_d[i] + core_dist[i, j]
+        d[core[j]] = best

@@ -1,0 +1,70 @@
+"""CU-CH on the GPU: the same hierarchy as the CPU, exact PHAST trees (device machine)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine import phast
+from engine.backend import cpu_backend
+from engine.ch import contract
+from engine.generate import generate_road_network
+from engine.reference import scipy_matrix, sssp
+from engine.io import load
+from tests.conftest import PORTO, need
+from tests.engine.test_ch import check_invariants, check_shortcuts_unpack
+from tests.engine.test_sssp import check_tree
+
+pytestmark = pytest.mark.gpu
+
+SAME = ("node_level", "arc_tail", "arc_head", "arc_weight", "arc_child1", "arc_child2",
+        "up_first", "up_harc", "down_first", "down_harc", "core_nodes", "core_dist")
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    from engine.backend import gpu_backend
+    return gpu_backend()
+
+
+def check_gpu_queries(h, graph, sources, gpu):
+    matrix = scipy_matrix(graph, h.metric)
+    for s in sources:
+        tree = phast.sssp(h, int(s), gpu).tree
+        check_tree(graph, tree, sssp(graph, int(s), h.metric, matrix))
+        assert np.array_equal(tree.parent_arc, phast.sssp(h, int(s), cpu_backend()).tree.parent_arc)
+
+
+@pytest.mark.parametrize("metric", ["distance", "travel_time"])
+def test_new_york_same_hierarchy_and_200_exact_trees(ny, gpu, metric):
+    h_gpu = contract(ny, metric, backend=gpu)
+    h_cpu = contract(ny, metric, backend=cpu_backend())
+    for name in SAME:
+        assert np.array_equal(getattr(h_gpu, name), getattr(h_cpu, name)), name
+    check_invariants(h_gpu)
+    check_shortcuts_unpack(h_gpu, ny)
+    sources = np.random.default_rng(41).integers(0, ny.num_nodes, 200)
+    check_gpu_queries(h_gpu, ny, sources[:200], gpu)
+    batch = phast.sssp_batch(h_gpu, sources[:16], gpu)
+    for row, s in zip(batch, sources[:16]):
+        assert np.array_equal(row, phast.sssp(h_gpu, int(s), cpu_backend()).tree.distance)
+
+
+def test_rome_and_generated(rome, gpu):
+    h = contract(rome, K=64, backend=gpu)
+    check_invariants(h)
+    check_gpu_queries(h, rome, np.random.default_rng(42).integers(0, rome.num_nodes, 200), gpu)
+    g = generate_road_network(200_000, seed=6)
+    h = contract(g, "travel_time", backend=gpu)
+    h_cpu = contract(g, "travel_time", backend=cpu_backend())
+    for name in SAME:
+        assert np.array_equal(getattr(h, name), getattr(h_cpu, name)), name
+    check_gpu_queries(h, g, np.random.default_rng(43).integers(0, g.num_nodes, 200), gpu)
+
+
+def test_porto_both_metrics(gpu):
+    cached = PORTO.parent / "porto_portugal.rlg"     # the device has no osmium
+    porto = load([cached if cached.exists() else need(PORTO)])
+    for metric in porto.metric_names:
+        h = contract(porto, metric, backend=gpu)
+        check_invariants(h)
+        check_gpu_queries(h, porto, np.random.default_rng(44).integers(0, porto.num_nodes, 200), gpu)

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-COMMANDS = ("info", "route", "tree")
+COMMANDS = ("info", "route", "tree", "contract")
 
 
 def _load(files):
@@ -51,7 +51,14 @@ def cmd_route(args) -> dict:
     backend = backends.select(args.backend)
     s, t = (int(i) for i in graph.index_of([args.source, args.target]))
     t0 = time.perf_counter()
-    path = shortest_path(graph, s, t, args.metric)
+    if args.hierarchy:
+        from engine import phast
+        h = _hierarchy(args, graph)
+        path = phast.path(h, phast.sssp(h, s, backend).tree, t)
+        method = "PHAST on the contraction hierarchy"
+    else:
+        path = shortest_path(graph, s, t, args.metric)
+        method = "reference Dijkstra (scipy)"
     compute_ms = (time.perf_counter() - t0) * 1000
     summary = route_summary(graph, path)
     return {
@@ -61,7 +68,7 @@ def cmd_route(args) -> dict:
         "travel_time_s": summary.travel_time_s,
         "path": graph.node_id[path.nodes].tolist(),
         "compute_ms": round(compute_ms, 3), "load_seconds": round(load_seconds, 4),
-        "backend": backend.describe(), "method": "reference Dijkstra (scipy)",
+        "backend": backend.describe(), "method": method,
     }
 
 
@@ -72,7 +79,14 @@ def cmd_tree(args) -> dict:
     graph, load_seconds = _load(args.files)
     backend = backends.select(args.backend)
     source = int(graph.index_of(args.source)[0])
-    result = shortest_path_tree(graph, source, args.metric, args.method, backend)
+    if args.hierarchy:
+        from engine import phast
+        h = _hierarchy(args, graph)
+        result = phast.sssp(h, source, backend)
+        method = "phast"
+    else:
+        result = shortest_path_tree(graph, source, args.metric, args.method, backend)
+        method = result.method
     tree = result.tree
     parent = np.where(tree.parent >= 0, graph.node_id[np.maximum(tree.parent, 0)], -1)
     if args.out:
@@ -80,12 +94,44 @@ def cmd_tree(args) -> dict:
             np.savez(f, node_id=graph.node_id, distance=tree.distance, parent=parent.astype(np.int64))
     reached = tree.distance >= 0
     return {
-        "from": args.source, "metric": tree.metric, "method": result.method,
+        "from": args.source, "metric": tree.metric, "method": method,
         "backend": backend.describe(), "reached": int(reached.sum()), "nodes": graph.num_nodes,
         "max_distance": int(tree.distance.max()) if reached.any() else 0,
         "compute_ms": round(result.compute_ms, 3), "total_ms": round(result.total_ms, 3),
         "load_seconds": round(load_seconds, 4), "out": args.out,
     }
+
+
+def _hierarchy(args, graph):
+    from engine.ch import Hierarchy
+    from engine.io import LoadError
+    h = Hierarchy.load(args.hierarchy, graph)
+    if args.metric and args.metric != h.metric:
+        raise LoadError(args.hierarchy, f"the hierarchy was built for {h.metric!r}, "
+                                        f"not {args.metric!r}")
+    return h
+
+
+def cmd_contract(args) -> dict:
+    from engine import backend as backends
+    from engine.ch import contract
+
+    graph, load_seconds = _load(args.files)
+    backend = backends.select(args.backend)
+
+    def show(record):
+        if not args.json:
+            ms = record["ms"]
+            print(f"  level {record['level']:3d}: |V| {record['nodes']:>9,}  |U| {record['contracted']:>8,}"
+                  f"  MIS {record['mis_fraction']:.2f}  deg {record['avg_degree']:6.2f}/{record['max_degree']:<4d}"
+                  f"  shortcuts {record['shortcuts']:>8,}  " +
+                  "  ".join(f"{k} {v:.1f}" for k, v in ms.items()) + " ms")
+
+    h = contract(graph, args.metric, K=args.K, C=args.C, backend=backend, on_iteration=show)
+    if args.out:
+        h.save(args.out)
+    return {"summary": h.summary(), "iterations": h.iterations, "out": args.out,
+            "backend": backend.describe(), "load_seconds": round(load_seconds, 4)}
 
 
 def _print_human(command: str, result: dict) -> None:
@@ -101,6 +147,13 @@ def _print_human(command: str, result: dict) -> None:
         if result["license"]:
             print(f"  data: {result['license']}")
         print(f"  loaded in {result['load_seconds']:.3f} s")
+    elif command == "contract":
+        s = result["summary"]
+        print(f"contracted in {s['contract_ms']:.0f} ms on {result['backend']}: {s['levels']} levels, "
+              f"core {s['core_nodes']:,} nodes, {s['shortcuts']:,} shortcuts, "
+              f"edge growth {s['edge_growth']}")
+        if result["out"]:
+            print(f"  hierarchy written to {result['out']}")
     elif command == "tree":
         print(f"{result['metric']} tree from {result['from']}: reached {result['reached']:,} of "
               f"{result['nodes']:,} nodes, farthest {result['max_distance']:,}")
@@ -132,6 +185,7 @@ def parser() -> argparse.ArgumentParser:
     route.add_argument("--to", dest="target", type=int, required=True, help="file node id")
     route.add_argument("--metric", default=None)
     route.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
+    route.add_argument("--hierarchy", default=None, help="query this contraction hierarchy (.rlh)")
     route.add_argument("--json", action="store_true")
     tree = sub.add_parser("tree", help="shortest-path tree from one node, no preprocessing")
     tree.add_argument("files", nargs="+")
@@ -140,7 +194,16 @@ def parser() -> argparse.ArgumentParser:
     tree.add_argument("--method", default="auto", choices=("auto",) + tuple(_sssp_methods()))
     tree.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     tree.add_argument("--out", default=None, help="write node_id, distance, parent to this .npz")
+    tree.add_argument("--hierarchy", default=None, help="use PHAST on this contraction hierarchy (.rlh)")
     tree.add_argument("--json", action="store_true")
+    con = sub.add_parser("contract", help="build a CU-CH contraction hierarchy")
+    con.add_argument("files", nargs="+")
+    con.add_argument("--metric", default=None)
+    con.add_argument("--K", type=int, default=1025, help="core size at which contraction stops")
+    con.add_argument("--C", type=float, default=0.3, help="share of live nodes that are candidates")
+    con.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
+    con.add_argument("--out", default=None, help="write the hierarchy here (.rlh)")
+    con.add_argument("--json", action="store_true")
     return p
 
 
@@ -155,10 +218,11 @@ def main(argv: list[str]) -> int:
     from engine.reference import Unreachable
 
     args = parser().parse_args(argv)
-    run = {"info": cmd_info, "route": cmd_route, "tree": cmd_tree}[args.command]
+    run = {"info": cmd_info, "route": cmd_route, "tree": cmd_tree,
+           "contract": cmd_contract}[args.command]
     try:
         result = run(args)
-    except (LoadError, BackendError, Unreachable) as e:
+    except (LoadError, BackendError, Unreachable, ValueError) as e:
         print(f"routelab {args.command}: {e}", file=sys.stderr)
         return 1
     except KeyError as e:  # unknown node id or metric

@@ -88,3 +88,32 @@ def test_tree_methods_agree(capsys, tiny, method):
 def test_tree_unknown_source(capsys, tiny):
     assert main(["tree", tiny, "--from", "77"]) == 1
     assert "unknown node id 77" in capsys.readouterr().err
+
+
+def test_contract_then_query_the_hierarchy(capsys, tmp_path):
+    rome = str(need(ROME))
+    out = tmp_path / "rome.rlh"
+    r = run_json(capsys, "contract", rome, "--K", "64", "--backend", "cpu", "--out", str(out))
+    assert r["summary"]["levels"] == len(r["iterations"]) > 0 and out.exists()
+    plain = run_json(capsys, "route", rome, "--from", "1", "--to", "3000", "--backend", "cpu")
+    fast = run_json(capsys, "route", rome, "--from", "1", "--to", "3000", "--backend", "cpu",
+                    "--hierarchy", str(out))
+    assert fast["distance"] == plain["distance"] and fast["method"].startswith("PHAST")
+    tree = run_json(capsys, "tree", rome, "--from", "1", "--backend", "cpu", "--hierarchy", str(out),
+                    "--out", str(tmp_path / "t.npz"))
+    assert tree["method"] == "phast" and tree["reached"] > 0
+
+
+def test_contract_human_output_and_bad_parameters(capsys, tiny):
+    assert main(["contract", tiny, "--K", "2", "--backend", "cpu"]) == 0
+    assert "contracted in" in capsys.readouterr().out
+    assert main(["contract", tiny, "--K", "1", "--backend", "cpu"]) == 1
+    assert "K (the core size)" in capsys.readouterr().err
+
+
+def test_hierarchy_of_another_graph_is_refused(capsys, tiny, tmp_path):
+    out = tmp_path / "rome.rlh"
+    assert main(["contract", str(need(ROME)), "--K", "64", "--backend", "cpu", "--out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["tree", tiny, "--from", "1", "--backend", "cpu", "--hierarchy", str(out)]) == 1
+    assert "belongs to a graph" in capsys.readouterr().err

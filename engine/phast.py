@@ -27,6 +27,7 @@ from engine.timing import Timer
 INF64 = np.iinfo(np.int64).max
 U64_INF = np.iinfo(np.uint64).max
 BLOCK = 256
+UP_THREADS = 1024        # PHAST_UP_THREADS in phast.cu: one block per source
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,27 @@ class _Index:
                 "down_tail": h.arc_tail[down], "down_head": h.arc_head[down],
                 "down_w": h.arc_weight[down], "core": h.core_nodes.astype(np.int64),
                 "core_dist": np.ascontiguousarray(h.core_dist)}
+        if backend.is_gpu:
+            host.update(_search_arrays(h, host["up_tail"], host["core"]))
         for name, values in host.items():
             setattr(self, name, xp.asarray(values))
         self.graphs = {}
+
+
+def _search_arrays(h: Hierarchy, up_tail, core):
+    """What the GPU's one-kernel upward search needs: each node's up arcs (they are
+    contiguous: all in its own level, sorted by tail), levels, bucket offsets."""
+    n, arcs = h.num_nodes, np.arange(up_tail.size, dtype=np.int64)
+    up_begin, up_end = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    up_begin[up_tail[::-1]] = arcs[::-1]           # the last write is the first arc
+    up_end[up_tail] = arcs + 1
+    level_size = np.bincount(h.node_level, minlength=h.num_levels + 1)
+    core_index = np.full(n, -1, dtype=np.int32)
+    core_index[core] = np.arange(core.size, dtype=np.int32)
+    return {"up_begin": up_begin, "up_end": up_end,
+            "node_level": h.node_level.astype(np.int32),
+            "level_start": np.concatenate([[0], np.cumsum(level_size)]).astype(np.int64),
+            "core_index": core_index}
 
 
 _indexes: "weakref.WeakKeyDictionary[Hierarchy, dict]" = weakref.WeakKeyDictionary()
@@ -88,7 +107,9 @@ def sssp(h: Hierarchy, source: int, backend=None, per_level: bool = False) -> Ph
             d, level_ms = _cpu_distances(index, int(source), per_level)
             unreached = INF64
     with timer.step("parents"):
-        parent_arc = parent_arcs(prepare(h.graph, h.metric, backend), d, unreached, int(source))
+        parent_arc = parent_arcs(prepare(h.graph, h.metric, backend), d, unreached, int(source),
+                                 on_device=True)
+    parent_arc = backend.to_host(parent_arc)
     d_host = backend.to_host(d)
     total_ms = (time.perf_counter() - t0) * 1000
     distance = d_host.astype(np.int64)
@@ -165,9 +186,10 @@ class _GpuQuery:
         n, k = index.n, index.k
         self.d = cupy.empty((b, n), dtype=cupy.uint64)
         self.sources = cupy.zeros(b, dtype=cupy.int32)
-        core_d = cupy.empty((b, max(k, 1)), dtype=cupy.uint64)
+        self.scratch = cupy.empty((b, n), dtype=cupy.int32)        # reached nodes, by level
+        self.bucket_size = cupy.zeros((b, index.levels + 1), dtype=cupy.int32)
         init, relax = module.get_function("phast_init"), module.get_function("phast_relax")
-        gather, core = module.get_function("phast_core_gather"), module.get_function("phast_core")
+        up, core = module.get_function("phast_up_search"), module.get_function("phast_core_reached")
         steps = [("init", lambda: init(((n + BLOCK - 1) // BLOCK, b), (BLOCK,),
                                        (self.d, np.int32(n), self.sources)))]
 
@@ -176,16 +198,16 @@ class _GpuQuery:
             return lambda: relax((blocks, b), (BLOCK,), (tail, head, w, np.int32(begin),
                                                           np.int32(end), self.d, np.int32(n)))
 
-        for lv in range(index.levels):
-            begin, end = int(index.up_first[lv]), int(index.up_first[lv + 1])
-            if end > begin:
-                steps.append(("up", sweep(index.up_tail, index.up_head, index.up_w, begin, end)))
+        levels = np.int32(index.levels)
+        steps.append(("up", lambda: up((1, b), (UP_THREADS,), (
+            index.up_begin, index.up_end, index.up_head, index.up_w, index.node_level, levels,
+            index.level_start, np.int32(n), self.sources, self.d, self.scratch,
+            self.bucket_size))))
         if k:
-            steps.append(("core", lambda: gather(((k + BLOCK - 1) // BLOCK, b), (BLOCK,),
-                                                 (self.d, np.int32(n), index.core, np.int32(k), core_d))))
-            steps.append(("core", lambda: core(((k + BLOCK - 1) // BLOCK, b), (BLOCK,),
-                                               (self.d, np.int32(n), index.core, np.int32(k), core_d,
-                                                index.core_dist))))
+            core_start = np.int64(int(index.level_start[index.levels]))
+            steps.append(("core", lambda: core(((k + BLOCK - 1) // BLOCK, b), (BLOCK,), (
+                self.d, np.int32(n), index.core, np.int32(k), index.core_index, self.scratch,
+                core_start, self.bucket_size, levels, index.core_dist))))
         for lv in range(index.levels - 1, -1, -1):
             begin, end = int(index.down_first[lv]), int(index.down_first[lv + 1])
             if end > begin:

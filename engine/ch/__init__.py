@@ -65,7 +65,6 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
     while live >= K:
         cancel.check()
         timer = Timer(backend)
-        degree_out = xp.bincount(g.tail, minlength=n)[alive] if g.num_arcs else xp.zeros(1)
         out_first = g.out_first()
         with timer.step("score", level):
             score = importance(g, alive, out_first)
@@ -77,16 +76,19 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
             ids = table.add_shortcuts(g, sc)
             (up, down) = level_arcs(g, chosen)
             ups.append(up[3])
-            downs.append(_sorted_by_head(xp, down))
-            node_level[chosen] = level
+            downs.append(_sorted_by_head(xp, down, n, table.size))
+            node_level = xp.where(chosen, level, node_level).astype(xp.int32)
         with timer.step("extract", level):
             g = next_overlay(g, chosen, sc, ids)
+        # out-degrees of G_l's live nodes; dead nodes have none
+        degree = out_first[1:] - out_first[:-1]
+        contracted, arcs_l, max_degree = (int(x) for x in backend.to_host(xp.stack(
+            [chosen.sum(), degree.sum(), degree.max()])))
         alive &= ~chosen
-        contracted = int(chosen.sum())
         record = {"level": level, "nodes": live, "contracted": contracted,
                   "mis_fraction": round(contracted / max(1, int(C * live)), 4),
-                  "avg_degree": round(float(degree_out.mean()) if degree_out.size else 0.0, 3),
-                  "max_degree": int(degree_out.max()) if degree_out.size else 0,
+                  "avg_degree": round(arcs_l / max(live, 1), 3),
+                  "max_degree": max_degree,
                   "candidates": sc.candidates, "shortcuts": int(sc.tail.size),
                   "arcs_next": g.num_arcs,
                   "ms": {r.step: round(r.ms, 4) for r in timer.records()}}
@@ -123,8 +125,11 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
         graph=graph)
 
 
-def _sorted_by_head(xp, arcs):
+def _sorted_by_head(xp, arcs, n: int, num_harcs: int):
+    """Hierarchy-arc ids of ``arcs`` ordered by (head, id), as PHAST's downward sweep wants."""
     tail, head, weight, harc = arcs
+    if n * num_harcs < 2**62:      # one sort of a combined key (ids are unique)
+        return harc[xp.argsort(head * num_harcs + harc)]
     return harc[xp.lexsort(xp.stack([harc, head]))]
 
 

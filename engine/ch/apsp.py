@@ -1,7 +1,7 @@
 """APSP: the core (the last overlay, fewer than K nodes) as a complete distance matrix.
 
-GPU: Floyd-Warshall, one pivot per step over the whole matrix on the device, with
-predecessors. CPU: scipy's Dijkstra from every core node (faster than a Python
+GPU: Floyd-Warshall, one fused in-place kernel per pivot (engine/kernels/ch.cu),
+with predecessors. CPU: scipy's Dijkstra from every core node (faster than a Python
 Floyd-Warshall loop), with predecessors. Distances are identical; among equally
 short core paths the predecessors may differ, which queries never see.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.backend import load_module
 from engine.ch.overlay import Overlay
 
 INF = np.iinfo(np.int64).max
@@ -42,10 +43,9 @@ def _floyd_warshall(xp, k, ct, ch, w):
     pred[ct, ch] = ct.astype(xp.int32)
     idx = xp.arange(k)
     dist[idx, idx] = 0
+    pivot = load_module("ch").get_function("ch_fw_pivot")
+    blocks = ((k + 255) // 256, k)
     for p in range(k):
-        through = dist[:, p:p + 1] + dist[p:p + 1, :]
-        better = through < dist
-        dist = xp.where(better, through, dist)
-        pred = xp.where(better, pred[p:p + 1, :], pred)
+        pivot(blocks, (256,), (dist, pred, np.int64(k), np.int64(p)))
     dist[dist >= big] = INF
     return dist, pred

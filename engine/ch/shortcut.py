@@ -80,7 +80,7 @@ def _unwitnessed_kernel(g: Overlay, contracted, out_first):
     capacity = int(xp.where(contracted[g.head], w_out, 0).sum()) if m else 0
     columns = [xp.empty(capacity, dtype=xp.int64) for _ in range(6)]
     counters = xp.zeros(2, dtype=xp.uint64)
-    device.launch("ch_shortcuts", m, g.tail, g.head, g.weight, out_first, contracted, m,
+    device.launch("ch_shortcuts", 32 * m, g.tail, g.head, g.weight, out_first, contracted, m,
                   capacity, counters, *columns)
     found, seen = (int(c) for c in counters.get())
     u, v, length, w, in_arc, out_arc = (c[:found] for c in columns)

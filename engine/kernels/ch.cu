@@ -120,9 +120,12 @@ extern "C" __global__ void ch_luby_retire(i64 n, bool* candidate, const bool* wi
 }
 
 // ---- SHORTCUT -------------------------------------------------------------
-// Per arc (u, w) into a contracted w: every broken path (u, w, v) without a
-// witness (1-hop: u->v no longer; 2-hop: u->x->v shorter, or as short through a
-// surviving x) is appended at an atomic cursor; the caller sorts them.
+// A warp per arc (u, w) into a contracted w, its lanes over the out-arcs (w, v):
+// late overlays are dense and have few contracted nodes, so a thread per arc
+// would leave most of the GPU idle behind a few long loops. Every broken path
+// (u, w, v) without a witness (1-hop: u->v no longer; 2-hop: u->x->v shorter, or
+// as short through a surviving x) is appended at an atomic cursor; the caller
+// sorts them into a total order.
 extern "C" __global__ void ch_shortcuts(const i64* __restrict__ tail, const i64* __restrict__ head,
                                         const i64* __restrict__ weight,
                                         const i64* __restrict__ out_first,
@@ -130,13 +133,14 @@ extern "C" __global__ void ch_shortcuts(const i64* __restrict__ tail, const i64*
                                         u64* counters,  // [0] appended, [1] broken paths seen
                                         i64* out_u, i64* out_v, i64* out_len, i64* out_w,
                                         i64* out_in, i64* out_out) {
-    i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    i64 a = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    int lane = threadIdx.x & 31;
     if (a >= m) return;
     i64 w = head[a];
     if (!contracted[w]) return;
     i64 u = tail[a];
     u64 seen = 0;
-    for (i64 j = out_first[w]; j < out_first[w + 1]; ++j) {
+    for (i64 j = out_first[w] + lane; j < out_first[w + 1]; j += 32) {
         i64 v = head[j];
         if (v == u) continue;
         ++seen;

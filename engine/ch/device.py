@@ -17,13 +17,13 @@ def on_gpu(xp) -> bool:
     return xp.__name__ == "cupy"
 
 
-def launch(name: str, count: int, *args) -> None:
-    """Run kernel ``name`` with one thread per item of ``count``; ints go as int64."""
+def launch(name: str, count: int, *args, block: int = THREADS) -> None:
+    """Run kernel ``name`` with ``count`` threads in blocks of ``block``; ints go as int64."""
     if count <= 0:
         return
     args = tuple(np.int64(a) if isinstance(a, int) else a for a in args)
-    blocks = (count + THREADS - 1) // THREADS
-    load_module("ch").get_function(name)((blocks,), (THREADS,), args)
+    blocks = (count + block - 1) // block
+    load_module("ch").get_function(name)((blocks,), (block,), args)
 
 
 def salt(level_key: int) -> np.uint64:

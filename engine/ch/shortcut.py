@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.ch import device
+from engine.ch import device, witness
 from engine.ch.overlay import Overlay, broken_paths, pair_expansion
 
 
@@ -33,7 +33,8 @@ class Shortcuts:
 def find_shortcuts(g: Overlay, contracted, out_first) -> Shortcuts:
     xp = g.xp
     if device.on_gpu(xp):
-        return _merged(xp, *_unwitnessed_kernel(g, contracted, out_first))
+        return _locally_witnessed_dropped(
+            g, contracted, out_first, _merged(xp, *_unwitnessed_kernel(g, contracted, out_first)))
     u, w, v, length, in_arc, out_arc = broken_paths(g, contracted, out_first)
     candidates = int(u.size)
     found, direct = g.lookup(u, v)
@@ -54,7 +55,17 @@ def find_shortcuts(g: Overlay, contracted, out_first) -> Shortcuts:
     witnessed = xp.zeros(u.size, dtype=bool)
     witnessed[row[shorter]] = True
     keep = ~witnessed
-    return _merged(xp, *(a[keep] for a in (u, w, v, length, in_arc, out_arc)), candidates)
+    sc = _merged(xp, *(a[keep] for a in (u, w, v, length, in_arc, out_arc)), candidates)
+    return _locally_witnessed_dropped(g, contracted, out_first, sc)
+
+
+def _locally_witnessed_dropped(g: Overlay, contracted, out_first, sc: Shortcuts) -> Shortcuts:
+    """The merged candidates (sorted by u) less those a longer detour witnesses
+    (witness.py). The cheapest candidate of a pair stands for all of them: a
+    detour no longer than it is no longer than any."""
+    keep = ~witness.witnessed(g, contracted, out_first, sc.tail, sc.head, sc.weight)
+    return Shortcuts(*(a[keep] for a in (sc.tail, sc.head, sc.weight, sc.middle,
+                                          sc.in_arc, sc.out_arc)), sc.candidates)
 
 
 def _merged(xp, u, w, v, length, in_arc, out_arc, candidates: int) -> Shortcuts:

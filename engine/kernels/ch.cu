@@ -2,6 +2,8 @@
 // exactly what the NumPy formulation of each step computes, without
 // materialising the broken paths. The overlay is CSR: arcs sorted by (tail, head),
 // at most one arc per pair, out_first[u]..out_first[u+1] the out-arcs of u.
+#define I64_MAX 0x7fffffffffffffffll
+#define I32_MAX 0x7fffffff
 typedef long long i64;
 typedef unsigned long long u64;
 
@@ -163,6 +165,105 @@ extern "C" __global__ void ch_shortcuts(const i64* __restrict__ tail, const i64*
         out_in[slot] = a; out_out[slot] = j;
     }
     if (seen) atomicAdd(counters + 1, seen);
+}
+
+// ---- local witness search (engine/ch/witness.py, the same steps as _search) --
+// A warp per source (a group of candidates sorted by u). Its labels and their
+// hash index live in shared memory; lanes scan the labels for the least
+// (distance, node) and relax the settled node's out-arcs 32 at a time. New
+// labels take their list position from a ballot in CSR order, so the list,
+// and what a full list leaves out, is the serial search's exactly.
+#define WITNESS_WARPS 4
+#define WITNESS_TABLE 256   // >= witness.TABLE_SIZE
+#define WITNESS_HASH 512    // >= witness.HASH_SIZE
+#define FULL_MASK 0xffffffffu
+
+__device__ __forceinline__ int witness_slot(const int* slots, const int* label_node,
+                                            int hash_size, i64 y) {
+    int s = (int)(((y * 0x9E3779B1ll) >> 7) & (hash_size - 1));
+    while (slots[s] >= 0 && label_node[slots[s]] != y) s = (s + 1) & (hash_size - 1);
+    return s;
+}
+
+extern "C" __global__ void ch_witness(const i64* __restrict__ head, const i64* __restrict__ weight,
+                                      const i64* __restrict__ out_first,
+                                      const bool* __restrict__ contracted,
+                                      const i64* __restrict__ group_first, i64 groups,
+                                      const i64* __restrict__ u, const i64* __restrict__ v,
+                                      const i64* __restrict__ length, i64 settle_limit,
+                                      i64 table_size, i64 hash_size, bool* out) {
+    __shared__ int s_node[WITNESS_WARPS][WITNESS_TABLE];
+    __shared__ i64 s_dist[WITNESS_WARPS][WITNESS_TABLE];
+    __shared__ int s_slot[WITNESS_WARPS][WITNESS_HASH];
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    i64 grp = (i64)blockIdx.x * WITNESS_WARPS + warp;
+    if (grp >= groups) return;                       // the whole warp leaves together
+    int* label_node = s_node[warp];
+    i64* label_dist = s_dist[warp];
+    int* slots = s_slot[warp];
+    int hs = (int)hash_size, cap = (int)table_size;
+    i64 r0 = group_first[grp], r1 = group_first[grp + 1], source = u[r0], bound = 0;
+    for (i64 r = r0 + lane; r < r1; r += 32) bound = max(bound, length[r]);
+    for (int off = 16; off; off >>= 1) bound = max(bound, __shfl_xor_sync(FULL_MASK, bound, off));
+    for (int s = lane; s < hs; s += 32) slots[s] = -1;
+    __syncwarp();
+    if (lane == 0) {
+        label_node[0] = (int)source;
+        label_dist[0] = 0;
+        slots[witness_slot(slots, label_node, hs, source)] = 0;
+    }
+    __syncwarp();
+    int labels = 1;
+    for (i64 step = 0; step < settle_limit; ++step) {
+        i64 bd = I64_MAX; int bn = I32_MAX, bi = -1;
+        for (int i = lane; i < labels; i += 32) {
+            i64 d = label_dist[i];
+            if (d >= 0 && (d < bd || (d == bd && label_node[i] < bn))) { bd = d; bn = label_node[i]; bi = i; }
+        }
+        for (int off = 16; off; off >>= 1) {
+            i64 od = __shfl_xor_sync(FULL_MASK, bd, off);
+            int on = __shfl_xor_sync(FULL_MASK, bn, off), oi = __shfl_xor_sync(FULL_MASK, bi, off);
+            if (od < bd || (od == bd && on < bn)) { bd = od; bn = on; bi = oi; }
+        }
+        if (bi < 0 || bd > bound) break;
+        __syncwarp();
+        if (lane == 0) label_dist[bi] = -bd - 1;
+        __syncwarp();
+        i64 end = out_first[bn + 1];
+        for (i64 base = out_first[bn]; base < end; base += 32) {
+            i64 a = base + lane, y = 0, dy = 0;
+            int s = -1, i = -1;
+            bool ok = a < end;
+            if (ok) {
+                y = head[a];
+                dy = bd + weight[a];
+                ok = !contracted[y] && dy <= bound;
+            }
+            if (ok) {
+                s = witness_slot(slots, label_node, hs, y);
+                i = slots[s];
+                if (i >= 0 && label_dist[i] >= 0 && dy < label_dist[i]) label_dist[i] = dy;
+            }
+            bool fresh = ok && i < 0;
+            unsigned mask = __ballot_sync(FULL_MASK, fresh);
+            int idx = labels + __popc(mask & ((1u << lane) - 1));
+            if (fresh && idx < cap) {
+                label_node[idx] = (int)y;
+                label_dist[idx] = dy;
+                while (atomicCAS(slots + s, -1, idx) != -1) s = (s + 1) & (hs - 1);
+            }
+            labels = min(labels + __popc(mask), cap);
+            __syncwarp();
+        }
+    }
+    for (i64 r = r0 + lane; r < r1; r += 32) {
+        int i = slots[witness_slot(slots, label_node, hs, v[r])];
+        if (i >= 0) {
+            i64 d = label_dist[i];
+            if (d < 0) d = -d - 1;
+            out[r] = d <= length[r];
+        }
+    }
 }
 
 // ---- APSP -----------------------------------------------------------------

@@ -172,3 +172,25 @@ def test_load_rejects_another_graph_and_garbage(tmp_path, rome):
     junk.write_bytes(b"not a hierarchy")
     with pytest.raises(LoadError, match="not a readable RouteLab hierarchy"):
         Hierarchy.load(junk)
+
+
+@pytest.mark.parametrize("detour, contracted_on_detour, limit, dropped", [
+    ((1, 2, 1), False, 64, True),     # as long as u-w-v, through surviving nodes
+    ((1, 2, 2), False, 64, False),    # longer
+    ((1, 1, 1), True, 64, False),     # shorter, but through a node contracted now
+    ((1, 1, 1), False, 2, False),     # the search stops before it reaches v
+])
+def test_local_witness_search(detour, contracted_on_detour, limit, dropped, monkeypatch):
+    """u=0 -> w=1 -> v=2 costs 4; the detour 0 -> 3 -> 4 -> 2 is three hops,
+    beyond the 2-hop test, so only the local search can witness it."""
+    from engine.ch import witness
+    from engine.ch.overlay import normalized
+    tail = np.array([0, 1, 0, 3, 4], np.int64)
+    head = np.array([1, 2, 3, 4, 2], np.int64)
+    weight = np.array([2, 2, *detour], np.int64)
+    g = normalized(np, 5, tail, head, weight, np.arange(5, dtype=np.int64))
+    contracted = np.array([False, True, False, False, contracted_on_detour])
+    monkeypatch.setattr(witness, "SETTLE_LIMIT", limit)
+    found = witness.witnessed(g, contracted, g.out_first(), np.array([0]), np.array([2]),
+                              np.array([4]))
+    assert found.tolist() == [dropped]

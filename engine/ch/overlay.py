@@ -85,3 +85,13 @@ def broken_paths(g: Overlay, middle_mask, out_first):
     in_arc, out_arc = in_arc[keep], out_arc[keep]
     return (g.tail[in_arc], g.head[in_arc], g.head[out_arc],
             g.weight[in_arc] + g.weight[out_arc], in_arc, out_arc)
+
+
+def lex_order(xp, *keys):
+    """Like ``xp.lexsort(xp.stack(keys[::-1]))`` (``keys[0]`` most significant):
+    successive stable argsorts, least significant key first. On the GPU each is
+    a radix sort of a few launches where lexsort is a merge sort of dozens."""
+    order = xp.argsort(keys[-1], kind="stable")
+    for key in keys[-2::-1]:
+        order = order[xp.argsort(key[order], kind="stable")]
+    return order

@@ -7,7 +7,7 @@ priorities come from a hash of (node, level), so numpy and cupy pick the same se
 from __future__ import annotations
 
 from engine.ch import device
-from engine.ch.overlay import Overlay
+from engine.ch.overlay import Overlay, lex_order
 
 PRIORITY_SALT = 1_000_003   # Luby's priorities use another hash than the candidate ties
 
@@ -32,7 +32,7 @@ def independent_set(g: Overlay, alive, importance, fraction: float, level: int, 
         tie = tie.view(xp.int64)
     else:
         tie = node_hash(xp, live, level).view(xp.int64)
-    order = xp.lexsort(xp.stack([tie, importance[live]]))
+    order = lex_order(xp, importance[live], tie)
     candidate = xp.zeros(g.n, dtype=bool)
     candidate[live[order[:want]]] = True
     if device.on_gpu(xp):

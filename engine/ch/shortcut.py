@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.ch import device, witness
-from engine.ch.overlay import Overlay, broken_paths, pair_expansion
+from engine.ch.overlay import Overlay, broken_paths, lex_order, pair_expansion
 
 
 @dataclass
@@ -34,7 +34,7 @@ def find_shortcuts(g: Overlay, contracted, out_first) -> Shortcuts:
     xp = g.xp
     if device.on_gpu(xp):
         return _locally_witnessed_dropped(
-            g, contracted, out_first, _merged(xp, *_unwitnessed_kernel(g, contracted, out_first)))
+            g, contracted, out_first, _merged(xp, *_unwitnessed_kernel(g, contracted, out_first), g.n))
     u, w, v, length, in_arc, out_arc = broken_paths(g, contracted, out_first)
     candidates = int(u.size)
     found, direct = g.lookup(u, v)
@@ -55,7 +55,9 @@ def find_shortcuts(g: Overlay, contracted, out_first) -> Shortcuts:
     witnessed = xp.zeros(u.size, dtype=bool)
     witnessed[row[shorter]] = True
     keep = ~witnessed
-    sc = _merged(xp, *(a[keep] for a in (u, w, v, length, in_arc, out_arc)), candidates)
+    u, w, v, length, in_arc, out_arc = (a[keep] for a in (u, w, v, length, in_arc, out_arc))
+    longest = int(length.max()) if length.size else 0
+    sc = _merged(xp, u, w, v, length, in_arc, out_arc, candidates, longest, g.n)
     return _locally_witnessed_dropped(g, contracted, out_first, sc)
 
 
@@ -63,14 +65,20 @@ def _locally_witnessed_dropped(g: Overlay, contracted, out_first, sc: Shortcuts)
     """The merged candidates (sorted by u) less those a longer detour witnesses
     (witness.py). The cheapest candidate of a pair stands for all of them: a
     detour no longer than it is no longer than any."""
-    keep = ~witness.witnessed(g, contracted, out_first, sc.tail, sc.head, sc.weight)
+    xp = g.xp
+    keep = xp.flatnonzero(~witness.witnessed(g, contracted, out_first, sc.tail, sc.head, sc.weight))
     return Shortcuts(*(a[keep] for a in (sc.tail, sc.head, sc.weight, sc.middle,
                                           sc.in_arc, sc.out_arc)), sc.candidates)
 
 
-def _merged(xp, u, w, v, length, in_arc, out_arc, candidates: int) -> Shortcuts:
-    # merge identical (u, v): cheapest first, then the lowest middle node
-    order = xp.lexsort(xp.stack([w, length, v, u]))
+def _merged(xp, u, w, v, length, in_arc, out_arc, candidates: int, longest: int,
+            n: int) -> Shortcuts:
+    # merge identical (u, v): cheapest first, then the lowest middle node; node
+    # ids are < n, so (u, v) and (length, w) pack into int64 keys when they fit
+    if n * n < 2**62 and (longest + 1) * n < 2**62:
+        order = lex_order(xp, u * n + v, length * n + w)
+    else:
+        order = lex_order(xp, u, v, length, w)
     su, sv = u[order], v[order]
     first = xp.ones(su.size, dtype=bool)
     if su.size > 1:
@@ -90,9 +98,9 @@ def _unwitnessed_kernel(g: Overlay, contracted, out_first):
     w_out = out_first[g.head + 1] - out_first[g.head]
     capacity = int(xp.where(contracted[g.head], w_out, 0).sum()) if m else 0
     columns = [xp.empty(capacity, dtype=xp.int64) for _ in range(6)]
-    counters = xp.zeros(2, dtype=xp.uint64)
+    counters = xp.zeros(3, dtype=xp.uint64)
     device.launch("ch_shortcuts", 32 * m, g.tail, g.head, g.weight, out_first, contracted, m,
                   capacity, counters, *columns)
-    found, seen = (int(c) for c in counters.get())
+    found, seen, longest = (int(c) for c in counters.get())
     u, v, length, w, in_arc, out_arc = (c[:found] for c in columns)
-    return u, w, v, length, in_arc, out_arc, seen
+    return u, w, v, length, in_arc, out_arc, seen, longest

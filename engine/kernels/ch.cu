@@ -27,16 +27,16 @@ __device__ __forceinline__ u64 node_hash(u64 id, u64 salt) {
 }
 
 // ---- SCORE ----------------------------------------------------------------
-// Per arc: in-degree and summed arc costs of both ends, and the total cost.
+// Per arc: in-degree and summed arc costs of both ends (the total cost comes
+// from a reduction: one atomic counter for every arc serialises the launch).
 extern "C" __global__ void ch_arc_sums(const i64* tail, const i64* head, const i64* weight,
-                                       i64 m, u64* indeg, u64* wsum, u64* total) {
+                                       i64 m, u64* indeg, u64* wsum) {
     i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (a >= m) return;
     u64 w = (u64)weight[a];
     atomicAdd(indeg + head[a], 1ull);
     atomicAdd(wsum + tail[a], w);
     atomicAdd(wsum + head[a], w);
-    atomicAdd(total, w);
 }
 
 // Per arc (u, w): the broken paths (u, w, v) with no 1-hop witness, counted at w;
@@ -66,7 +66,7 @@ extern "C" __global__ void ch_score_arcs(const i64* __restrict__ tail, const i64
 
 // Per node: importance in 1/64 units (engine.ch.score.importance).
 extern "C" __global__ void ch_score_nodes(const i64* out_first, const u64* indeg, const u64* needed,
-                                          const u64* nb_degree, const u64* wsum, const u64* total,
+                                          const u64* nb_degree, const u64* wsum, const i64* total,
                                           i64 n, i64 m, i64* importance) {
     i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= n) return;
@@ -132,7 +132,7 @@ extern "C" __global__ void ch_shortcuts(const i64* __restrict__ tail, const i64*
                                         const i64* __restrict__ weight,
                                         const i64* __restrict__ out_first,
                                         const bool* __restrict__ contracted, i64 m, i64 capacity,
-                                        u64* counters,  // [0] appended, [1] broken paths seen
+                                        u64* counters,  // appended, broken paths seen, longest
                                         i64* out_u, i64* out_v, i64* out_len, i64* out_w,
                                         i64* out_in, i64* out_out) {
     i64 a = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -163,6 +163,7 @@ extern "C" __global__ void ch_shortcuts(const i64* __restrict__ tail, const i64*
         if (slot >= capacity) continue;   // cannot happen: capacity bounds every broken path
         out_u[slot] = u; out_v[slot] = v; out_len[slot] = len; out_w[slot] = w;
         out_in[slot] = a; out_out[slot] = j;
+        atomicMax(counters + 2, (u64)len);
     }
     if (seen) atomicAdd(counters + 1, seen);
 }

@@ -4,6 +4,7 @@ ICS'19). One module per step of the paper's Algorithm 1:
     score.py     SCORE    1-hop witness edge difference and tie-breakers
     select.py    SELECT   least important C·|V_l| nodes, then two rounds of Luby's MIS
     shortcut.py  SHORTCUT 2-hop witness search, merged shortcuts
+    witness.py            then a bounded local Dijkstra for longer detours (not in the paper)
     update.py    UPDATE   levels, upward/downward arcs, how shortcuts unpack
     extract.py   EXTRACT  the next overlay in fresh arrays
     apsp.py      APSP     the core as a complete distance matrix

@@ -75,12 +75,12 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
             sc = find_shortcuts(g, chosen, out_first)
         with timer.step("update", level):
             ids = table.add_shortcuts(g, sc)
-            (up, down) = level_arcs(g, chosen)
-            ups.append(up[3])
-            downs.append(_sorted_by_head(xp, down, n, table.size))
-            node_level = xp.where(chosen, level, node_level).astype(xp.int32)
+            up_harc, down_head, down_harc = level_arcs(g, chosen)
+            ups.append(up_harc)
+            downs.append(_sorted_by_head(xp, down_head, down_harc, n, table.size))
+            node_level = xp.where(chosen, xp.int32(level), node_level)
         with timer.step("extract", level):
-            g = next_overlay(g, chosen, sc, ids)
+            g = next_overlay(g, chosen, sc, ids, out_first)
         # out-degrees of G_l's live nodes; dead nodes have none
         degree = out_first[1:] - out_first[:-1]
         contracted, arcs_l, max_degree = (int(x) for x in backend.to_host(xp.stack(
@@ -126,9 +126,8 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
         graph=graph)
 
 
-def _sorted_by_head(xp, arcs, n: int, num_harcs: int):
-    """Hierarchy-arc ids of ``arcs`` ordered by (head, id), as PHAST's downward sweep wants."""
-    tail, head, weight, harc = arcs
+def _sorted_by_head(xp, head, harc, n: int, num_harcs: int):
+    """The hierarchy-arc ids ``harc`` ordered by (head, id), as PHAST's downward sweep wants."""
     if n * num_harcs < 2**62:      # one sort of a combined key (ids are unique)
         return harc[xp.argsort(head * num_harcs + harc)]
     return harc[xp.lexsort(xp.stack([harc, head]))]

@@ -8,12 +8,15 @@ is their merge, not a sort. A shortcut u->v exists only when the arc u->v of G_l
 """
 from __future__ import annotations
 
+from engine.ch import device
 from engine.ch.overlay import Overlay
 from engine.ch.shortcut import Shortcuts
 
 
-def next_overlay(g: Overlay, contracted, sc: Shortcuts, shortcut_ids) -> Overlay:
+def next_overlay(g: Overlay, contracted, sc: Shortcuts, shortcut_ids, out_first) -> Overlay:
     xp, n = g.xp, g.n
+    if device.on_gpu(xp):
+        return _merged_kernels(g, contracted, sc, shortcut_ids, out_first)
     kept = xp.flatnonzero(~(contracted[g.tail] | contracted[g.head]))
     old_key = g.key[kept]
     new_key = sc.tail * n + sc.head
@@ -38,3 +41,22 @@ def next_overlay(g: Overlay, contracted, sc: Shortcuts, shortcut_ids) -> Overlay
         out[new_rank] = new
         merged.append(out[:size])
     return Overlay(xp, n, *merged)
+
+
+def _merged_kernels(g: Overlay, contracted, sc: Shortcuts, shortcut_ids, out_first) -> Overlay:
+    """The same merge in three launches and one cumsum (engine/kernels/ch.cu)."""
+    xp, n, m, k = g.xp, g.n, g.num_arcs, int(sc.tail.size)
+    flags = xp.zeros(2 * (m + 1), dtype=xp.int64)     # rows: surviving, replaced
+    shortcuts_before = xp.empty(m, dtype=xp.int64)
+    new_key = sc.tail * n + sc.head
+    device.launch("ch_extract_mark", m, g.tail, g.head, contracted, new_key, k, n, m,
+                  flags, shortcuts_before)
+    before = xp.cumsum(flags.reshape(2, m + 1), axis=1).ravel()
+    kept, replaced = (int(x) for x in before[[m, 2 * m + 1]].get())
+    size = kept + k - replaced
+    out = [xp.empty(size, dtype=xp.int64) for _ in range(4)]
+    device.launch("ch_extract_old", m, g.tail, g.head, g.weight, g.harc, flags, before,
+                  shortcuts_before, m, *out)
+    device.launch("ch_extract_new", k, sc.tail, sc.head, sc.weight, shortcut_ids, k, g.head,
+                  out_first, before, m, *out)
+    return Overlay(xp, n, *out)

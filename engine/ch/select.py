@@ -7,7 +7,7 @@ priorities come from a hash of (node, level), so numpy and cupy pick the same se
 from __future__ import annotations
 
 from engine.ch import device
-from engine.ch.overlay import Overlay, lex_order
+from engine.ch.overlay import Overlay
 
 PRIORITY_SALT = 1_000_003   # Luby's priorities use another hash than the candidate ties
 
@@ -29,10 +29,14 @@ def independent_set(g: Overlay, alive, importance, fraction: float, level: int, 
     if device.on_gpu(xp):
         tie = xp.empty(live.size, dtype=xp.uint64)
         device.launch("ch_hash", live.size, live, live.size, device.salt(level), tie)
-        tie = tie.view(xp.int64)
     else:
-        tie = node_hash(xp, live, level).view(xp.int64)
-    order = lex_order(xp, importance[live], tie)
+        tie = node_hash(xp, live, level)
+    # one sort of a packed key: the importance saturated to 32 bits, then the
+    # tie's high 32 bits; the stable sort leaves equal keys in id order, so both
+    # backends pick the same candidates
+    key = xp.clip(importance[live], -2**31, 2**31 - 1) * 2**32 + \
+        (tie >> xp.uint64(32)).astype(xp.int64)
+    order = xp.argsort(key, kind="stable")
     candidate = xp.zeros(g.n, dtype=bool)
     candidate[live[order[:want]]] = True
     if device.on_gpu(xp):

@@ -38,11 +38,9 @@ class ArcTable:
 
 
 def level_arcs(g: Overlay, contracted):
-    """(up, down): arcs of G_l leaving and entering the contracted nodes, each as
-    (tail, head, weight, harc)."""
+    """(up_harc, down_head, down_harc): the hierarchy ids of the arcs of G_l that
+    leave the contracted nodes, and the heads and ids of those that enter them."""
     xp = g.xp
-
-    def pick(mask):
-        at = xp.flatnonzero(mask)
-        return g.tail[at], g.head[at], g.weight[at], g.harc[at]
-    return pick(contracted[g.tail]), pick(contracted[g.head])
+    up = xp.flatnonzero(contracted[g.tail])
+    down = xp.flatnonzero(contracted[g.head])
+    return g.harc[up], g.head[down], g.harc[down]

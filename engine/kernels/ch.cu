@@ -267,6 +267,57 @@ extern "C" __global__ void ch_witness(const i64* __restrict__ head, const i64* _
     }
 }
 
+// ---- EXTRACT (engine/ch/extract.py: G_{l+1} as the merge of two sorted lists) --
+// Pass 1, per arc of G_l: does it survive, and does a new shortcut have its key
+// (then the shortcut replaces it)? Flags go to [1 + a] of two rows of m + 1, so
+// one cumsum gives the exclusive counts at [a] and the totals at [m].
+extern "C" __global__ void ch_extract_mark(const i64* __restrict__ tail, const i64* __restrict__ head,
+                                           const bool* __restrict__ contracted,
+                                           const i64* __restrict__ new_key, i64 k, i64 n, i64 m,
+                                           i64* flags, i64* shortcuts_before) {
+    i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (a >= m) return;
+    i64 u = tail[a], v = head[a], key = u * n + v;
+    bool kept = !contracted[u] && !contracted[v];
+    i64 lo = 0, hi = k;
+    while (lo < hi) {
+        i64 mid = (lo + hi) >> 1;
+        if (new_key[mid] < key) lo = mid + 1; else hi = mid;
+    }
+    flags[a + 1] = kept;
+    flags[m + 1 + a + 1] = kept && lo < k && new_key[lo] == key;
+    shortcuts_before[a] = lo;
+}
+
+// Pass 2, per surviving arc not replaced: its rank in the union.
+extern "C" __global__ void ch_extract_old(const i64* tail, const i64* head, const i64* weight,
+                                          const i64* harc, const i64* flags, const i64* before,
+                                          const i64* shortcuts_before, i64 m,
+                                          i64* out_tail, i64* out_head, i64* out_weight, i64* out_harc) {
+    i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (a >= m || !flags[a + 1] || flags[m + 1 + a + 1]) return;
+    i64 r = before[a] + shortcuts_before[a] - before[m + 1 + a];
+    out_tail[r] = tail[a]; out_head[r] = head[a]; out_weight[r] = weight[a]; out_harc[r] = harc[a];
+}
+
+// Pass 2, per new shortcut: its rank, from the surviving and replaced arcs before
+// the first arc of G_l whose key is not below it.
+extern "C" __global__ void ch_extract_new(const i64* sc_tail, const i64* sc_head, const i64* sc_weight,
+                                          const i64* sc_harc, i64 k, const i64* __restrict__ head,
+                                          const i64* __restrict__ out_first, const i64* before, i64 m,
+                                          i64* out_tail, i64* out_head, i64* out_weight, i64* out_harc) {
+    i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= k) return;
+    i64 u = sc_tail[i], v = sc_head[i];
+    i64 lo = out_first[u], hi = out_first[u + 1];
+    while (lo < hi) {
+        i64 mid = (lo + hi) >> 1;
+        if (head[mid] < v) lo = mid + 1; else hi = mid;
+    }
+    i64 r = i + before[lo] - before[m + 1 + lo];
+    out_tail[r] = u; out_head[r] = v; out_weight[r] = sc_weight[i]; out_harc[r] = sc_harc[i];
+}
+
 // ---- APSP -----------------------------------------------------------------
 // One Floyd-Warshall pivot p over the k x k matrix, in place: row p and column p
 // cannot improve through p itself (d[p][p] = 0, costs are non-negative), so no

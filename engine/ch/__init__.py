@@ -23,7 +23,7 @@ from engine import backend as backends
 from engine.ch.apsp import core_apsp
 from engine.ch.extract import next_overlay
 from engine.ch.hierarchy import Hierarchy
-from engine.ch.overlay import normalized
+from engine.ch.overlay import lex_order, normalized
 from engine.ch.score import importance
 from engine.ch.select import independent_set
 from engine.ch.shortcut import find_shortcuts
@@ -77,7 +77,7 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
             ids = table.add_shortcuts(g, sc)
             up_harc, down_head, down_harc = level_arcs(g, chosen)
             ups.append(up_harc)
-            downs.append(_sorted_by_head(xp, down_head, down_harc, n, table.size))
+            downs.append((down_head, down_harc))
             node_level = xp.where(chosen, xp.int32(level), node_level)
         with timer.step("extract", level):
             g = next_overlay(g, chosen, sc, ids, out_first)
@@ -112,7 +112,7 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
     arcs = table.arrays()
     host = backend.to_host
     up_harc, up_first = _by_level(xp, ups)
-    down_harc, down_first = _by_level(xp, downs)
+    down_harc, down_first = _downward_by_level(xp, downs, n, table.size)
     progress(1.0, f"contracted in {level} levels")
     return Hierarchy(
         metric=metric, num_nodes=n, num_levels=level, node_level=host(node_level),
@@ -126,11 +126,17 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
         graph=graph)
 
 
-def _sorted_by_head(xp, head, harc, n: int, num_harcs: int):
-    """The hierarchy-arc ids ``harc`` ordered by (head, id), as PHAST's downward sweep wants."""
-    if n * num_harcs < 2**62:      # one sort of a combined key (ids are unique)
-        return harc[xp.argsort(head * num_harcs + harc)]
-    return harc[xp.lexsort(xp.stack([harc, head]))]
+def _downward_by_level(xp, downs, n: int, num_harcs: int):
+    """Every level's downward arcs ordered by (head, id), as PHAST's sweep wants:
+    one sort at the end, by (level, head, id), instead of one per level."""
+    harc, first = _by_level(xp, [harcs for _, harcs in downs])
+    head, _ = _by_level(xp, [heads for heads, _ in downs])
+    level = xp.searchsorted(xp.asarray(first[1:]), xp.arange(harc.size), side="right")
+    if n * num_harcs < 2**62:      # (head, id) packs into one key (ids are unique)
+        order = lex_order(xp, level, head * num_harcs + harc)
+    else:
+        order = lex_order(xp, level, head, harc)
+    return harc[order], first
 
 
 def _by_level(xp, chunks):

@@ -33,8 +33,7 @@ class Shortcuts:
 def find_shortcuts(g: Overlay, contracted, out_first) -> Shortcuts:
     xp = g.xp
     if device.on_gpu(xp):
-        return _locally_witnessed_dropped(
-            g, contracted, out_first, _merged(xp, *_unwitnessed_kernel(g, contracted, out_first), g.n))
+        return _merged(g, contracted, out_first, *_unwitnessed_kernel(g, contracted, out_first))
     u, w, v, length, in_arc, out_arc = broken_paths(g, contracted, out_first)
     candidates = int(u.size)
     found, direct = g.lookup(u, v)
@@ -57,33 +56,26 @@ def find_shortcuts(g: Overlay, contracted, out_first) -> Shortcuts:
     keep = ~witnessed
     u, w, v, length, in_arc, out_arc = (a[keep] for a in (u, w, v, length, in_arc, out_arc))
     longest = int(length.max()) if length.size else 0
-    sc = _merged(xp, u, w, v, length, in_arc, out_arc, candidates, longest, g.n)
-    return _locally_witnessed_dropped(g, contracted, out_first, sc)
+    return _merged(g, contracted, out_first, u, w, v, length, in_arc, out_arc, candidates, longest)
 
 
-def _locally_witnessed_dropped(g: Overlay, contracted, out_first, sc: Shortcuts) -> Shortcuts:
-    """The merged candidates (sorted by u) less those a longer detour witnesses
-    (witness.py). The cheapest candidate of a pair stands for all of them: a
-    detour no longer than it is no longer than any."""
-    xp = g.xp
-    keep = xp.flatnonzero(~witness.witnessed(g, contracted, out_first, sc.tail, sc.head, sc.weight))
-    return Shortcuts(*(a[keep] for a in (sc.tail, sc.head, sc.weight, sc.middle,
-                                          sc.in_arc, sc.out_arc)), sc.candidates)
-
-
-def _merged(xp, u, w, v, length, in_arc, out_arc, candidates: int, longest: int,
-            n: int) -> Shortcuts:
-    # merge identical (u, v): cheapest first, then the lowest middle node; node
-    # ids are < n, so (u, v) and (length, w) pack into int64 keys when they fit
+def _merged(g: Overlay, contracted, out_first, u, w, v, length, in_arc, out_arc,
+            candidates: int, longest: int) -> Shortcuts:
+    """One shortcut per (u, v): the cheapest candidate, then the lowest middle node,
+    unless a longer detour witnesses it (witness.py; the cheapest candidate of a
+    pair stands for all of them). Sorted by (u, v)."""
+    xp, n = g.xp, g.n
+    # node ids are < n, so (u, v) and (length, w) pack into int64 keys when they fit
     if n * n < 2**62 and (longest + 1) * n < 2**62:
         order = lex_order(xp, u * n + v, length * n + w)
     else:
         order = lex_order(xp, u, v, length, w)
-    su, sv = u[order], v[order]
+    su, sv, slen = u[order], v[order], length[order]
     first = xp.ones(su.size, dtype=bool)
     if su.size > 1:
         first[1:] = (su[1:] != su[:-1]) | (sv[1:] != sv[:-1])
-    pick = order[xp.flatnonzero(first)]
+    witnessed = witness.witnessed(g, contracted, out_first, su, sv, slen, first)
+    pick = order[xp.flatnonzero(first & ~witnessed)]
     return Shortcuts(u[pick], v[pick], length[pick], w[pick], in_arc[pick], out_arc[pick],
                      candidates)
 
@@ -95,8 +87,9 @@ def _unwitnessed_kernel(g: Overlay, contracted, out_first):
     order, so the result equals the NumPy formulation's."""
     xp, m = g.xp, g.num_arcs
     # every arc (u, w) into a contracted w starts out-degree(w) broken paths at most
-    w_out = out_first[g.head + 1] - out_first[g.head]
-    capacity = int(xp.where(contracted[g.head], w_out, 0).sum()) if m else 0
+    bound = xp.zeros(1, dtype=xp.uint64)
+    device.launch("ch_broken_path_bound", m, g.head, out_first, contracted, m, bound)
+    capacity = int(bound.get()[0])
     columns = [xp.empty(capacity, dtype=xp.int64) for _ in range(6)]
     counters = xp.zeros(3, dtype=xp.uint64)
     device.launch("ch_shortcuts", 32 * m, g.tail, g.head, g.weight, out_first, contracted, m,

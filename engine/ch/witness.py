@@ -30,8 +30,9 @@ HASH_SIZE = 512        # open-addressing index of the labels, a power of two > 2
 GPU_WARPS = 4          # searches per block on the GPU (WITNESS_WARPS in ch.cu)
 
 
-def witnessed(g, contracted, out_first, u, v, length):
-    """bool per candidate (u, v, length), candidates sorted by u: a witness exists."""
+def witnessed(g, contracted, out_first, u, v, length, asked):
+    """bool per candidate (u, v, length), candidates sorted by u: a witness exists.
+    Only rows with ``asked`` set are searched for and bound their source's search."""
     xp = g.xp
     if u.size == 0:
         return xp.zeros(0, dtype=bool)
@@ -41,23 +42,23 @@ def witnessed(g, contracted, out_first, u, v, length):
     if device.on_gpu(xp):
         groups = int(starts.size)
         device.launch("ch_witness", 32 * groups, g.head, g.weight, out_first, contracted,
-                      group_first.astype(xp.int64), groups, u, v, length,
+                      group_first.astype(xp.int64), groups, u, v, length, asked,
                       SETTLE_LIMIT, TABLE_SIZE, HASH_SIZE, out, block=32 * GPU_WARPS)
         return out
-    _search_all(g.head, g.weight, out_first, contracted, group_first, u, v, length,
+    _search_all(g.head, g.weight, out_first, contracted, group_first, u, v, length, asked,
                 SETTLE_LIMIT, TABLE_SIZE, HASH_SIZE, out)
     return out
 
 
 @numba.njit(cache=True)
-def _search_all(head, weight, out_first, contracted, group_first, u, v, length,
+def _search_all(head, weight, out_first, contracted, group_first, u, v, length, asked,
                 settle_limit, table_size, hash_size, out):
     label_node = np.empty(table_size, dtype=np.int64)
     label_dist = np.empty(table_size, dtype=np.int64)
     slots = np.empty(hash_size, dtype=np.int32)
     for grp in range(group_first.size - 1):
         _search(head, weight, out_first, contracted, group_first[grp], group_first[grp + 1],
-                u, v, length, settle_limit, table_size, hash_size,
+                u, v, length, asked, settle_limit, table_size, hash_size,
                 label_node, label_dist, slots, out)
 
 
@@ -71,7 +72,7 @@ def _slot(slots, label_node, hash_size, y):
 
 
 @numba.njit(cache=True)
-def _search(head, weight, out_first, contracted, r0, r1, u, v, length,
+def _search(head, weight, out_first, contracted, r0, r1, u, v, length, asked,
             settle_limit, table_size, hash_size, label_node, label_dist, slots, out):
     """One source's search; the same steps as ch_witness in engine/kernels/ch.cu.
 
@@ -80,7 +81,8 @@ def _search(head, weight, out_first, contracted, r0, r1, u, v, length,
     source = u[r0]
     bound = 0
     for r in range(r0, r1):
-        bound = max(bound, length[r])
+        if asked[r]:
+            bound = max(bound, length[r])
     slots[:] = -1
     label_node[0] = source
     label_dist[0] = 0
@@ -116,6 +118,8 @@ def _search(head, weight, out_first, contracted, r0, r1, u, v, length,
                 slots[s] = labels
                 labels += 1
     for r in range(r0, r1):
+        if not asked[r]:
+            continue
         i = slots[_slot(slots, label_node, hash_size, v[r])]
         if i >= 0:
             d = label_dist[i]

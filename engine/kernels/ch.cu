@@ -121,6 +121,22 @@ extern "C" __global__ void ch_luby_retire(i64 n, bool* candidate, const bool* wi
     blocked[v] = false;
 }
 
+// An upper bound of the broken paths: out-degree(w) for every arc (u, w) into a
+// contracted w; summed per warp, then one atomic per warp.
+extern "C" __global__ void ch_broken_path_bound(const i64* __restrict__ head,
+                                                const i64* __restrict__ out_first,
+                                                const bool* __restrict__ contracted, i64 m,
+                                                u64* bound) {
+    i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 c = 0;
+    if (a < m) {
+        i64 w = head[a];
+        if (contracted[w]) c = (u64)(out_first[w + 1] - out_first[w]);
+    }
+    for (int off = 16; off; off >>= 1) c += __shfl_xor_sync(0xffffffffu, c, off);
+    if ((threadIdx.x & 31) == 0 && c) atomicAdd(bound, c);
+}
+
 // ---- SHORTCUT -------------------------------------------------------------
 // A warp per arc (u, w) into a contracted w, its lanes over the out-arcs (w, v):
 // late overlays are dense and have few contracted nodes, so a thread per arc
@@ -191,7 +207,8 @@ extern "C" __global__ void ch_witness(const i64* __restrict__ head, const i64* _
                                       const bool* __restrict__ contracted,
                                       const i64* __restrict__ group_first, i64 groups,
                                       const i64* __restrict__ u, const i64* __restrict__ v,
-                                      const i64* __restrict__ length, i64 settle_limit,
+                                      const i64* __restrict__ length,
+                                      const bool* __restrict__ asked, i64 settle_limit,
                                       i64 table_size, i64 hash_size, bool* out) {
     __shared__ int s_node[WITNESS_WARPS][WITNESS_TABLE];
     __shared__ i64 s_dist[WITNESS_WARPS][WITNESS_TABLE];
@@ -204,7 +221,7 @@ extern "C" __global__ void ch_witness(const i64* __restrict__ head, const i64* _
     int* slots = s_slot[warp];
     int hs = (int)hash_size, cap = (int)table_size;
     i64 r0 = group_first[grp], r1 = group_first[grp + 1], source = u[r0], bound = 0;
-    for (i64 r = r0 + lane; r < r1; r += 32) bound = max(bound, length[r]);
+    for (i64 r = r0 + lane; r < r1; r += 32) if (asked[r]) bound = max(bound, length[r]);
     for (int off = 16; off; off >>= 1) bound = max(bound, __shfl_xor_sync(FULL_MASK, bound, off));
     for (int s = lane; s < hs; s += 32) slots[s] = -1;
     __syncwarp();
@@ -258,6 +275,7 @@ extern "C" __global__ void ch_witness(const i64* __restrict__ head, const i64* _
         }
     }
     for (i64 r = r0 + lane; r < r1; r += 32) {
+        if (!asked[r]) continue;
         int i = slots[witness_slot(slots, label_node, hs, v[r])];
         if (i >= 0) {
             i64 d = label_dist[i];

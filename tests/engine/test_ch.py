@@ -192,5 +192,5 @@ def test_local_witness_search(detour, contracted_on_detour, limit, dropped, monk
     contracted = np.array([False, True, False, False, contracted_on_detour])
     monkeypatch.setattr(witness, "SETTLE_LIMIT", limit)
     found = witness.witnessed(g, contracted, g.out_first(), np.array([0]), np.array([2]),
-                              np.array([4]))
+                              np.array([4]), np.array([True]))
     assert found.tolist() == [dropped]

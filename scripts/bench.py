@@ -267,15 +267,10 @@ def ch_sweep_rows(g, metric, backend) -> list[list[str]]:
     from engine.ch import contract
 
     rows = []
-    for C in (0.1, 0.2, 0.4, 0.5):
-        h, sec = timed(contract, g, metric, C=C, backend=backend)
+    for name, value in [("C", C) for C in (0.1, 0.2, 0.4, 0.5)] + [("K", K) for K in (257, 513, 2049, 4097)]:
+        h, sec = timed(contract, g, metric, backend=backend, **{name: value})
         q = statistics.median(phast.sssp(h, int(x), backend).compute_ms for x in range(0, g.num_nodes, g.num_nodes // 20))
-        rows.append(["NY distance", f"C = {C}", f"{sec * 1000:.0f} ms",
-                     f"{h.num_levels} levels, growth {h.edge_growth:.3f}, PHAST {q:.2f} ms"])
-    for K in (257, 513, 2049, 4097):
-        h, sec = timed(contract, g, metric, K=K, backend=backend)
-        q = statistics.median(phast.sssp(h, int(x), backend).compute_ms for x in range(0, g.num_nodes, g.num_nodes // 20))
-        rows.append(["NY distance", f"K = {K}", f"{sec * 1000:.0f} ms",
+        rows.append(["NY distance", f"{name} = {value}", f"{sec * 1000:.0f} ms",
                      f"{h.num_levels} levels, growth {h.edge_growth:.3f}, PHAST {q:.2f} ms"])
     return rows
 

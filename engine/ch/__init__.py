@@ -130,7 +130,7 @@ def _downward_by_level(xp, downs, n: int, num_harcs: int):
     """Every level's downward arcs ordered by (head, id), as PHAST's sweep wants:
     one sort at the end, by (level, head, id), instead of one per level."""
     harc, first = _by_level(xp, [harcs for _, harcs in downs])
-    head, _ = _by_level(xp, [heads for heads, _ in downs])
+    head = xp.concatenate([heads for heads, _ in downs]) if downs else harc
     level = xp.searchsorted(xp.asarray(first[1:]), xp.arange(harc.size), side="right")
     if n * num_harcs < 2**62:      # (head, id) packs into one key (ids are unique)
         order = lex_order(xp, level, head * num_harcs + harc)

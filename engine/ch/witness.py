@@ -26,7 +26,7 @@ from engine.ch import device
 
 SETTLE_LIMIT = 64      # nodes settled per source
 TABLE_SIZE = 256       # nodes labelled per source (a label beyond it is not kept)
-HASH_SIZE = 512        # open-addressing index of the labels, a power of two > 2 * TABLE_SIZE
+HASH_SIZE = 512        # open-addressing index of the labels, a power of two >= 2 * TABLE_SIZE
 GPU_WARPS = 4          # searches per block on the GPU (WITNESS_WARPS in ch.cu)
 
 
@@ -40,9 +40,12 @@ def witnessed(g, contracted, out_first, u, v, length, asked):
     group_first = xp.concatenate([starts, xp.asarray([u.size], dtype=starts.dtype)])
     out = xp.zeros(u.size, dtype=bool)
     if device.on_gpu(xp):
+        # the kernel's shared-memory tables are sized WITNESS_TABLE and WITNESS_HASH
+        if TABLE_SIZE > 256 or HASH_SIZE > 512:
+            raise ValueError("TABLE_SIZE / HASH_SIZE exceed the sizes ch_witness is compiled for")
         groups = int(starts.size)
         device.launch("ch_witness", 32 * groups, g.head, g.weight, out_first, contracted,
-                      group_first.astype(xp.int64), groups, u, v, length, asked,
+                      group_first, groups, u, v, length, asked,
                       SETTLE_LIMIT, TABLE_SIZE, HASH_SIZE, out, block=32 * GPU_WARPS)
         return out
     _search_all(g.head, g.weight, out_first, contracted, group_first, u, v, length, asked,

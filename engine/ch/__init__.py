@@ -23,11 +23,12 @@ from engine import backend as backends
 from engine.ch.apsp import core_apsp
 from engine.ch.extract import next_overlay
 from engine.ch.hierarchy import Hierarchy
-from engine.ch.overlay import lex_order, normalized
+from engine.ch import device
+from engine.ch.overlay import COUNT_CONTRACTED, COUNT_MAX_OUT_DEGREE, normalized
 from engine.ch.score import importance
 from engine.ch.select import independent_set
 from engine.ch.shortcut import find_shortcuts
-from engine.ch.update import ArcTable, level_arcs
+from engine.ch.update import ArcTable
 from engine.graph import RoadGraph
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from engine.timing import Timer
@@ -59,7 +60,7 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
     g = normalized(xp, n, tail, head, weight, xp.arange(graph.num_arcs, dtype=xp.int64))
     alive = xp.ones(n, dtype=bool)
     node_level = xp.zeros(n, dtype=xp.int32)
-    ups, downs, iterations = [], [], []
+    iterations = []
     live = n
     level = 0
     started = time.perf_counter()
@@ -70,21 +71,17 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
         with timer.step("score", level):
             score = importance(g, alive, out_first)
         with timer.step("select", level):
-            chosen = independent_set(g, alive, score, C, level)
+            chosen = independent_set(g, alive, score, C, level, live)
         with timer.step("shortcut", level):
             sc = find_shortcuts(g, chosen, out_first)
         with timer.step("update", level):
             ids = table.add_shortcuts(g, sc)
-            up_harc, down_head, down_harc = level_arcs(g, chosen)
-            ups.append(up_harc)
-            downs.append((down_head, down_harc))
+            table.record_leaving(g, chosen, level)
             node_level = xp.where(chosen, xp.int32(level), node_level)
+        overlay, arcs_l = g, g.num_arcs
         with timer.step("extract", level):
             g = next_overlay(g, chosen, sc, ids, out_first)
-        # out-degrees of G_l's live nodes; dead nodes have none
-        degree = out_first[1:] - out_first[:-1]
-        contracted, arcs_l, max_degree = (int(x) for x in backend.to_host(xp.stack(
-            [chosen.sum(), degree.sum(), degree.max()])))
+        contracted, max_degree = _level_counts(xp, overlay, chosen, out_first)
         alive &= ~chosen
         record = {"level": level, "nodes": live, "contracted": contracted,
                   "mis_fraction": round(contracted / max(1, int(C * live)), 4),
@@ -111,14 +108,14 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
     apsp_ms = (time.perf_counter() - t0) * 1000
     arcs = table.arrays()
     host = backend.to_host
-    up_harc, up_first = _by_level(xp, ups)
-    down_harc, down_first = _downward_by_level(xp, downs, n, table.size)
+    up_harc, up_first, down_harc, down_first = table.level_arcs(arcs, node_level, level)
     progress(1.0, f"contracted in {level} levels")
     return Hierarchy(
         metric=metric, num_nodes=n, num_levels=level, node_level=host(node_level),
         arc_tail=host(arcs["tail"]), arc_head=host(arcs["head"]), arc_weight=host(arcs["weight"]),
         arc_child1=host(arcs["child1"]), arc_child2=host(arcs["child2"]),
-        up_first=up_first, up_harc=host(up_harc), down_first=down_first, down_harc=host(down_harc),
+        up_first=host(up_first).astype(np.int64), up_harc=host(up_harc),
+        down_first=host(down_first).astype(np.int64), down_harc=host(down_harc),
         core_nodes=host(core_nodes), core_dist=host(core_dist), core_pred=host(core_pred),
         num_original_arcs=graph.num_arcs, iterations=iterations,
         params={"K": K, "C": C, "backend": backend.name, "apsp_ms": round(apsp_ms, 3),
@@ -126,22 +123,10 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
         graph=graph)
 
 
-def _downward_by_level(xp, downs, n: int, num_harcs: int):
-    """Every level's downward arcs ordered by (head, id), as PHAST's sweep wants:
-    one sort at the end, by (level, head, id), instead of one per level."""
-    harc, first = _by_level(xp, [harcs for _, harcs in downs])
-    head = xp.concatenate([heads for heads, _ in downs]) if downs else harc
-    level = xp.searchsorted(xp.asarray(first[1:]), xp.arange(harc.size), side="right")
-    if n * num_harcs < 2**62:      # (head, id) packs into one key (ids are unique)
-        order = lex_order(xp, level, head * num_harcs + harc)
-    else:
-        order = lex_order(xp, level, head, harc)
-    return harc[order], first
-
-
-def _by_level(xp, chunks):
-    sizes = [int(c.size) for c in chunks]
-    first = np.zeros(len(chunks) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=first[1:])
-    values = xp.concatenate(chunks) if chunks else xp.zeros(0, dtype=xp.int64)
-    return values, first
+def _level_counts(xp, g, chosen, out_first):
+    """(|U_l|, largest out-degree of G_l): on the GPU the kernels counted them."""
+    if device.on_gpu(xp):
+        counts = g.counters.get()
+        return int(counts[COUNT_CONTRACTED]), int(counts[COUNT_MAX_OUT_DEGREE])
+    degree = out_first[1:] - out_first[:-1]
+    return int(chosen.sum()), int(degree.max()) if degree.size else 0

@@ -19,7 +19,7 @@ def next_overlay(g: Overlay, contracted, sc: Shortcuts, shortcut_ids, out_first)
         return _merged_kernels(g, contracted, sc, shortcut_ids, out_first)
     kept = xp.flatnonzero(~(contracted[g.tail] | contracted[g.head]))
     old_key = g.key[kept]
-    new_key = sc.tail * n + sc.head
+    new_key = sc.key
     # ranks in the union; a kept arc with the key of a shortcut ("hit") is dropped
     pos_old = xp.searchsorted(new_key, old_key)              # shortcuts before each kept arc
     if new_key.size:
@@ -46,15 +46,16 @@ def next_overlay(g: Overlay, contracted, sc: Shortcuts, shortcut_ids, out_first)
 def _merged_kernels(g: Overlay, contracted, sc: Shortcuts, shortcut_ids, out_first) -> Overlay:
     """The same merge in three launches and one cumsum (engine/kernels/ch.cu)."""
     xp, n, m, k = g.xp, g.n, g.num_arcs, int(sc.tail.size)
-    flags = xp.zeros(2 * (m + 1), dtype=xp.int64)     # rows: surviving, replaced
+    # rows: surviving, replaced (the kernel writes every entry when there are arcs)
+    flags = (xp.empty if m else xp.zeros)(2 * (m + 1), dtype=xp.int64)
     shortcuts_before = xp.empty(m, dtype=xp.int64)
-    new_key = sc.tail * n + sc.head
-    device.launch("ch_extract_mark", m, g.tail, g.head, contracted, new_key, k, n, m,
+    device.launch("ch_extract_mark", m, g.tail, g.head, contracted, sc.key, k, n, m,
                   flags, shortcuts_before)
-    before = xp.cumsum(flags.reshape(2, m + 1), axis=1).ravel()
-    kept, replaced = (int(x) for x in before[[m, 2 * m + 1]].get())
+    before = xp.cumsum(flags.reshape(2, m + 1), axis=1)
+    kept, replaced = (int(x) for x in before[:, m].get())
+    before = before.ravel()
     size = kept + k - replaced
-    out = [xp.empty(size, dtype=xp.int64) for _ in range(4)]
+    out = list(xp.empty((4, size), dtype=xp.int64))
     device.launch("ch_extract_old", m, g.tail, g.head, g.weight, g.harc, flags, before,
                   shortcuts_before, m, *out)
     device.launch("ch_extract_new", k, sc.tail, sc.head, sc.weight, shortcut_ids, k, g.head,

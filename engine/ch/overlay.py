@@ -7,7 +7,10 @@ which records how shortcuts unpack.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+# Slots of Overlay.counters (COUNT_* in engine/kernels/ch.cu)
+COUNT_CONTRACTED, COUNT_MAX_OUT_DEGREE, COUNT_BROKEN_BOUND, COUNT_FOUND, COUNT_SEEN = range(5)
 
 
 @dataclass
@@ -18,6 +21,15 @@ class Overlay:
     head: object        # int64 [a]
     weight: object      # int64 [a]
     harc: object        # int64 [a] hierarchy-arc id
+    _counters: object = field(default=None, repr=False)
+
+    @property
+    def counters(self):
+        """uint64 [8] on the GPU: what the kernels of this level count (COUNT_*),
+        so the host reads sizes and statistics in a few copies, not one per value."""
+        if self._counters is None:
+            self._counters = self.xp.zeros(8, dtype=self.xp.uint64)
+        return self._counters
 
     @property
     def key(self):

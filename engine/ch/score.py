@@ -42,15 +42,17 @@ def importance(g: Overlay, alive, out_first):
 
 
 def _importance_kernels(g: Overlay, out_first):
-    """The same integers from three fused kernels (engine/kernels/ch.cu)."""
+    """The same integers from three fused kernels (engine/kernels/ch.cu); the
+    largest out-degree goes to ``g.counters``."""
     xp, n, m = g.xp, g.n, g.num_arcs
-    indeg, wsum, needed, nb_degree = (xp.zeros(n, dtype=xp.uint64) for _ in range(4))
+    indeg, wsum, needed, nb_degree = xp.zeros((4, n), dtype=xp.uint64)
     total = g.weight.sum(keepdims=True)
     out = xp.empty(n, dtype=xp.int64)
     device.launch("ch_arc_sums", m, g.tail, g.head, g.weight, m, indeg, wsum)
     device.launch("ch_score_arcs", m, g.tail, g.head, g.weight, out_first, indeg, m,
                   needed, nb_degree)
-    device.launch("ch_score_nodes", n, out_first, indeg, needed, nb_degree, wsum, total, n, m, out)
+    device.launch("ch_score_nodes", n, out_first, indeg, needed, nb_degree, wsum, total, n, m,
+                  out, g.counters)
     return out
 
 

@@ -20,27 +20,24 @@ def node_hash(xp, ids, level: int):
     return x ^ (x >> xp.uint64(33))
 
 
-def independent_set(g: Overlay, alive, importance, fraction: float, level: int, rounds: int = 2):
-    """bool [n]: U_l."""
+def independent_set(g: Overlay, alive, importance, fraction: float, level: int, live: int,
+                    rounds: int = 2):
+    """bool [n]: U_l. ``live`` is the number of nodes alive."""
     xp = g.xp
-    live = xp.flatnonzero(alive)
-    want = max(1, int(fraction * live.size))
-    # candidates: the `want` lowest importance values, ties broken by the hash
+    want = max(1, int(fraction * live))
     if device.on_gpu(xp):
-        tie = xp.empty(live.size, dtype=xp.uint64)
-        device.launch("ch_hash", live.size, live, live.size, device.salt(level), tie)
-    else:
-        tie = node_hash(xp, live, level)
-    # one sort of a packed key: the importance saturated to 32 bits, then the
-    # tie's high 32 bits; the stable sort leaves equal keys in id order, so both
-    # backends pick the same candidates
-    key = xp.clip(importance[live], -2**31, 2**31 - 1) * 2**32 + \
+        return _select_kernels(g, alive, importance, want, level, rounds)
+    # candidates: the `want` lowest importance values, ties broken by the hash:
+    # one stable sort of a packed key, the importance clamped to 32 bits (below
+    # 2^31 - 1, so no live key is INT64_MAX, which the GPU gives dead nodes),
+    # then the tie's high 32 bits; equal keys stay in id order on both backends
+    live_ids = xp.flatnonzero(alive)
+    tie = node_hash(xp, live_ids, level)
+    key = xp.clip(importance[live_ids], -2**31, 2**31 - 2) * 2**32 + \
         (tie >> xp.uint64(32)).astype(xp.int64)
     order = xp.argsort(key, kind="stable")
     candidate = xp.zeros(g.n, dtype=bool)
-    candidate[live[order[:want]]] = True
-    if device.on_gpu(xp):
-        return _luby_kernels(g, candidate, level, rounds)
+    candidate[live_ids[order[:want]]] = True
     # Luby: a candidate joins when its priority beats every candidate neighbour's.
     priority = node_hash(xp, xp.arange(g.n), level + PRIORITY_SALT)
     chosen = xp.zeros(g.n, dtype=bool)
@@ -58,14 +55,24 @@ def independent_set(g: Overlay, alive, importance, fraction: float, level: int, 
     return chosen
 
 
-def _luby_kernels(g: Overlay, candidate, level: int, rounds: int):
-    """The same rounds as above, four launches each (engine/kernels/ch.cu)."""
+def _select_kernels(g: Overlay, alive, importance, want: int, level: int, rounds: int):
+    """The same set from kernels (engine/kernels/ch.cu): the key of every node
+    (dead ones last) and one stable sort, then three launches per Luby round;
+    ``g.counters`` counts the chosen nodes."""
     xp, n, m = g.xp, g.n, g.num_arcs
-    chosen, loses, winner, blocked = (xp.zeros(n, dtype=bool) for _ in range(4))
+    key = xp.empty(n, dtype=xp.int64)
+    device.launch("ch_select_key", n, importance, alive, n, device.salt(level), key)
+    order = xp.argsort(key, kind="stable")
+    candidate = xp.empty(n, dtype=bool)
+    device.launch("ch_candidates", n, order, n, want, candidate)
+    state = xp.zeros((4, n), dtype=xp.uint8)
+    chosen, blocked = state[0].view(bool), state[1].view(bool)
+    loses, winner = state[2], state[3]
     salt = device.salt(level + PRIORITY_SALT)
-    for _ in range(rounds):
-        device.launch("ch_luby_lose", m, g.tail, g.head, m, salt, candidate, loses)
-        device.launch("ch_luby_win", n, n, candidate, loses, winner, chosen)
-        device.launch("ch_luby_block", m, g.tail, g.head, m, winner, blocked)
-        device.launch("ch_luby_retire", n, n, candidate, winner, blocked)
+    for round_ in range(1, rounds + 1):
+        device.launch("ch_luby_lose", m, g.tail, g.head, m, salt, candidate, chosen, blocked,
+                      round_, loses)
+        device.launch("ch_luby_win", n, n, candidate, loses, blocked, round_, winner, chosen,
+                      g.counters)
+        device.launch("ch_luby_block", m, g.tail, g.head, m, winner, round_, blocked)
     return chosen

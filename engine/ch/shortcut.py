@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.ch import device, witness
-from engine.ch.overlay import Overlay, broken_paths, lex_order, pair_expansion
+from engine.ch.overlay import (COUNT_BROKEN_BOUND, COUNT_FOUND, COUNT_SEEN, Overlay,
+                               broken_paths, lex_order, pair_expansion)
 
 
 @dataclass
@@ -27,13 +28,14 @@ class Shortcuts:
     middle: object      # the contracted node w
     in_arc: object      # positions in G_l of (u, w) and (w, v)
     out_arc: object
+    key: object         # tail * n + head, ascending
     candidates: int     # broken paths examined
 
 
 def find_shortcuts(g: Overlay, contracted, out_first) -> Shortcuts:
     xp = g.xp
     if device.on_gpu(xp):
-        return _merged(g, contracted, out_first, *_unwitnessed_kernel(g, contracted, out_first))
+        return _shortcut_kernels(g, contracted, out_first)
     u, w, v, length, in_arc, out_arc = broken_paths(g, contracted, out_first)
     candidates = int(u.size)
     found, direct = g.lookup(u, v)
@@ -65,35 +67,47 @@ def _merged(g: Overlay, contracted, out_first, u, w, v, length, in_arc, out_arc,
     unless a longer detour witnesses it (witness.py; the cheapest candidate of a
     pair stands for all of them). Sorted by (u, v)."""
     xp, n = g.xp, g.n
-    # node ids are < n, so (u, v) and (length, w) pack into int64 keys when they fit
-    if n * n < 2**62 and (longest + 1) * n < 2**62:
-        order = lex_order(xp, u * n + v, length * n + w)
+    key = u * n + v                     # node ids are int32, so n * n < 2^62
+    if (longest + 1) * n < 2**62:       # (length, w) packs into one key too
+        order = lex_order(xp, key, length * n + w)
     else:
-        order = lex_order(xp, u, v, length, w)
-    su, sv, slen = u[order], v[order], length[order]
-    first = xp.ones(su.size, dtype=bool)
-    if su.size > 1:
-        first[1:] = (su[1:] != su[:-1]) | (sv[1:] != sv[:-1])
-    witnessed = witness.witnessed(g, contracted, out_first, su, sv, slen, first)
+        order = lex_order(xp, key, length, w)
+    skey, slen = key[order], length[order]
+    first = xp.ones(skey.size, dtype=bool)
+    if skey.size > 1:
+        first[1:] = skey[1:] != skey[:-1]
+    witnessed = witness.witnessed(g, contracted, out_first, u[order], v[order], slen, first)
     pick = order[xp.flatnonzero(first & ~witnessed)]
     return Shortcuts(u[pick], v[pick], length[pick], w[pick], in_arc[pick], out_arc[pick],
-                     candidates)
+                     key[pick], candidates)
 
 
-def _unwitnessed_kernel(g: Overlay, contracted, out_first):
-    """The broken paths without a witness, from one fused kernel (engine/kernels/ch.cu).
-
-    They come in the order threads append them; ``_merged`` sorts them by a total
-    order, so the result equals the NumPy formulation's."""
-    xp, m = g.xp, g.num_arcs
+def _shortcut_kernels(g: Overlay, contracted, out_first) -> Shortcuts:
+    """The same shortcuts in the same order from kernels (engine/kernels/ch.cu):
+    the broken paths without a 1- or 2-hop witness are appended in any order,
+    sorted by pair key, each pair's winner picked in place, searched for a local
+    witness and the survivors written out in key order; three waits for sizes."""
+    xp, n, m = g.xp, g.n, g.num_arcs
+    counters = g.counters
     # every arc (u, w) into a contracted w starts out-degree(w) broken paths at most
-    bound = xp.zeros(1, dtype=xp.uint64)
-    device.launch("ch_broken_path_bound", m, g.head, out_first, contracted, m, bound)
-    capacity = int(bound.get()[0])
-    columns = [xp.empty(capacity, dtype=xp.int64) for _ in range(6)]
-    counters = xp.zeros(3, dtype=xp.uint64)
-    device.launch("ch_shortcuts", 32 * m, g.tail, g.head, g.weight, out_first, contracted, m,
-                  capacity, counters, *columns)
-    found, seen, longest = (int(c) for c in counters.get())
-    u, v, length, w, in_arc, out_arc = (c[:found] for c in columns)
-    return u, w, v, length, in_arc, out_arc, seen, longest
+    device.launch("ch_broken_path_bound", m, g.head, out_first, contracted, m, counters)
+    capacity = int(counters[COUNT_BROKEN_BOUND].get())
+    columns = xp.empty((5, capacity), dtype=xp.int64)
+    key, length, w, in_arc, out_arc = columns
+    device.launch("ch_shortcuts", 32 * m, g.tail, g.head, g.weight, out_first, contracted, m, n,
+                  capacity, counters, key, length, w, in_arc, out_arc)
+    counts = counters.get()
+    rows, seen = int(counts[COUNT_FOUND]), int(counts[COUNT_SEEN])
+    if rows == 0:
+        empty = xp.zeros(0, dtype=xp.int64)
+        return Shortcuts(*(empty,) * 7, seen)
+    order = xp.argsort(key[:rows], kind="stable")
+    skey, wlen, win = xp.empty((3, rows), dtype=xp.int64)
+    device.launch("ch_pair_winner", rows, order, key, length, w, rows, skey, wlen, win)
+    keep = witness.unwitnessed_rows(g, contracted, out_first, skey, wlen)
+    rank = xp.cumsum(keep)
+    k = int(rank[rows].get())
+    out = xp.empty((7, k), dtype=xp.int64)
+    device.launch("ch_emit_shortcuts", rows, skey, win, keep, rank, rows, k, n, length, w,
+                  in_arc, out_arc, out)
+    return Shortcuts(*out, seen)

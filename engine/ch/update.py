@@ -1,18 +1,26 @@
 """UPDATE: record level l in the hierarchy.
 
-The contracted nodes get their level; their arcs in G_l become the hierarchy's
-upward arcs (w -> higher v) and downward arcs (higher u -> w); new shortcuts get
-hierarchy-arc ids whose two children say how they unpack, so a path (and the
-midpoint of any shortcut) can be recovered.
+The contracted nodes get their level (in contract); the arcs of G_l that touch
+them leave the overlay at this level: the ones out of a contracted node become
+the hierarchy's upward arcs of level l, the ones into it its downward arcs. New
+shortcuts get hierarchy-arc ids whose two children say how they unpack, so a
+path (and the midpoint of any shortcut) can be recovered. Only the level at
+which each arc leaves is recorded per iteration; the upward and downward lists
+are gathered once, at the end (``level_arcs``).
 """
 from __future__ import annotations
 
-from engine.ch.overlay import Overlay
+import numpy as np
+
+from engine.ch import device
+from engine.ch.overlay import Overlay, lex_order
 from engine.ch.shortcut import Shortcuts
 
 
 class ArcTable:
-    """Every arc the hierarchy knows: original arcs first, then shortcuts in order."""
+    """Every arc the hierarchy knows: original arcs first, then shortcuts in order;
+    ``leave[id]`` is the level at which arc ``id`` left the overlay, or -1 (never
+    in one, replaced by a shortcut, or in the core)."""
 
     def __init__(self, xp, tail, head, weight):
         m = tail.size
@@ -21,6 +29,7 @@ class ArcTable:
                       "child1": [xp.full(m, -1, dtype=xp.int64)],
                       "child2": [xp.full(m, -1, dtype=xp.int64)]}
         self.size = int(m)
+        self.leave = xp.full(2 * m, -1, dtype=xp.int32)   # grown geometrically
 
     def add_shortcuts(self, g: Overlay, sc: Shortcuts):
         xp = self.xp
@@ -30,17 +39,46 @@ class ArcTable:
                              ("child1", g.harc[sc.in_arc]), ("child2", g.harc[sc.out_arc])):
             self.parts[name].append(values)
         self.size += k
+        if self.size > self.leave.size:
+            grown = xp.full(2 * self.size, -1, dtype=xp.int32)
+            grown[:self.leave.size] = self.leave
+            self.leave = grown
         return ids
+
+    def record_leaving(self, g: Overlay, contracted, level: int) -> None:
+        xp = self.xp
+        if device.on_gpu(xp):
+            device.launch("ch_leave", g.num_arcs, g.tail, g.head, g.harc, contracted, g.num_arcs,
+                          np.int32(level), self.leave)
+            return
+        touched = contracted[g.tail] | contracted[g.head]
+        self.leave[g.harc[touched]] = level
 
     def arrays(self):
         xp = self.xp
         return {name: xp.concatenate(chunks) for name, chunks in self.parts.items()}
 
-
-def level_arcs(g: Overlay, contracted):
-    """(up_harc, down_head, down_harc): the hierarchy ids of the arcs of G_l that
-    leave the contracted nodes, and the heads and ids of those that enter them."""
-    xp = g.xp
-    up = xp.flatnonzero(contracted[g.tail])
-    down = xp.flatnonzero(contracted[g.head])
-    return g.harc[up], g.head[down], g.harc[down]
+    def level_arcs(self, arcs, node_level, levels: int):
+        """(up_harc, up_first, down_harc, down_first): arcs that left at level l
+        from a node of level l go up, the others (into one) go down. Upward arcs
+        are ordered by (level, tail, head), downward ones by (level, head, id) as
+        PHAST's sweep wants; ``*_first`` delimit the levels."""
+        xp = self.xp
+        n = int(node_level.size)
+        ids = xp.flatnonzero(self.leave[:self.size] >= 0)
+        level = self.leave[ids].astype(xp.int64)
+        tail, head = arcs["tail"][ids], arcs["head"][ids]
+        up = node_level[tail] == level
+        down = ~up
+        # node ids are int32, so (tail, head) packs into one int64 key
+        up_order = lex_order(xp, level[up], tail[up] * n + head[up])
+        if n * self.size < 2**62:
+            down_order = lex_order(xp, level[down], head[down] * self.size + ids[down])
+        else:
+            down_order = lex_order(xp, level[down], head[down], ids[down])
+        out = []
+        for mask, order in ((up, up_order), (down, down_order)):
+            sorted_level = level[mask][order]
+            first = xp.searchsorted(sorted_level, xp.arange(levels + 1))
+            out += [ids[mask][order], first]
+        return tuple(out)

@@ -32,25 +32,31 @@ GPU_WARPS = 4          # searches per block on the GPU (WITNESS_WARPS in ch.cu)
 
 def witnessed(g, contracted, out_first, u, v, length, asked):
     """bool per candidate (u, v, length), candidates sorted by u: a witness exists.
-    Only rows with ``asked`` set are searched for and bound their source's search."""
+    Only rows with ``asked`` set are searched for and bound their source's search.
+    The specification, run by Numba; the GPU runs unwitnessed_rows."""
     xp = g.xp
     if u.size == 0:
         return xp.zeros(0, dtype=bool)
     starts = xp.flatnonzero(xp.concatenate([xp.ones(1, dtype=bool), u[1:] != u[:-1]]))
     group_first = xp.concatenate([starts, xp.asarray([u.size], dtype=starts.dtype)])
     out = xp.zeros(u.size, dtype=bool)
-    if device.on_gpu(xp):
-        # the kernel's shared-memory tables are sized WITNESS_TABLE and WITNESS_HASH
-        if TABLE_SIZE > 256 or HASH_SIZE > 512:
-            raise ValueError("TABLE_SIZE / HASH_SIZE exceed the sizes ch_witness is compiled for")
-        groups = int(starts.size)
-        device.launch("ch_witness", 32 * groups, g.head, g.weight, out_first, contracted,
-                      group_first, groups, u, v, length, asked,
-                      SETTLE_LIMIT, TABLE_SIZE, HASH_SIZE, out, block=32 * GPU_WARPS)
-        return out
     _search_all(g.head, g.weight, out_first, contracted, group_first, u, v, length, asked,
                 SETTLE_LIMIT, TABLE_SIZE, HASH_SIZE, out)
     return out
+
+
+def unwitnessed_rows(g, contracted, out_first, skey, wlen):
+    """The same searches on the GPU (ch_witness), for rows sorted by key u * n + v
+    where ``wlen >= 0`` marks the asked rows: int64 [rows + 1], 1 at [1 + r] when
+    row r is asked and has no witness, so a cumsum ranks the survivors."""
+    # the kernel's shared-memory tables are sized WITNESS_TABLE and WITNESS_HASH
+    if TABLE_SIZE > 256 or HASH_SIZE > 512:
+        raise ValueError("TABLE_SIZE / HASH_SIZE exceed the sizes ch_witness is compiled for")
+    rows = int(skey.size)
+    keep = g.xp.empty(rows + 1, dtype=g.xp.int64)
+    device.launch("ch_witness", 32 * rows, g.head, g.weight, out_first, contracted, skey, wlen,
+                  rows, g.n, SETTLE_LIMIT, TABLE_SIZE, HASH_SIZE, keep, block=32 * GPU_WARPS)
+    return keep
 
 
 @numba.njit(cache=True)

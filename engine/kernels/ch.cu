@@ -7,6 +7,14 @@
 typedef long long i64;
 typedef unsigned long long u64;
 
+// Slots of an overlay's counters (engine.ch.overlay.Overlay.counters), filled by
+// the kernels of one level and read by the host in one copy where it needs sizes.
+#define COUNT_CONTRACTED 0        // |U_l|
+#define COUNT_MAX_OUT_DEGREE 1
+#define COUNT_BROKEN_BOUND 2      // an upper bound of the broken paths
+#define COUNT_FOUND 3             // broken paths without a 1- or 2-hop witness
+#define COUNT_SEEN 4              // broken paths examined
+
 // Position of arc u->v, or -1 (binary search in u's out-arcs, sorted by head).
 __device__ __forceinline__ i64 find_arc(const i64* __restrict__ head,
                                         const i64* __restrict__ out_first, i64 u, i64 v) {
@@ -64,69 +72,94 @@ extern "C" __global__ void ch_score_arcs(const i64* __restrict__ tail, const i64
     atomicMax(nb_degree + w, deg_u);
 }
 
-// Per node: importance in 1/64 units (engine.ch.score.importance).
+// Per node: importance in 1/64 units (engine.ch.score.importance); the largest
+// out-degree goes to the overlay's counters (one atomic per warp).
 extern "C" __global__ void ch_score_nodes(const i64* out_first, const u64* indeg, const u64* needed,
                                           const u64* nb_degree, const u64* wsum, const i64* total,
-                                          i64 n, i64 m, i64* importance) {
+                                          i64 n, i64 m, i64* importance, u64* counters) {
     i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
-    i64 degree = (i64)indeg[v] + (out_first[v + 1] - out_first[v]);
-    i64 mean_w = (i64)(*total) / (m > 1 ? m : 1);
-    if (mean_w < 1) mean_w = 1;
-    i64 edge_difference = (i64)needed[v] - degree;
-    i64 avg_w_64 = (i64)wsum[v] * 32 / ((degree > 1 ? degree : 1) * mean_w);
-    importance[v] = (4 * edge_difference + degree) * 64 + (i64)nb_degree[v] * 16 + avg_w_64;
+    u64 out_degree = 0;
+    if (v < n) {
+        out_degree = (u64)(out_first[v + 1] - out_first[v]);
+        i64 degree = (i64)indeg[v] + (i64)out_degree;
+        i64 mean_w = (i64)(*total) / (m > 1 ? m : 1);
+        if (mean_w < 1) mean_w = 1;
+        i64 edge_difference = (i64)needed[v] - degree;
+        i64 avg_w_64 = (i64)wsum[v] * 32 / ((degree > 1 ? degree : 1) * mean_w);
+        importance[v] = (4 * edge_difference + degree) * 64 + (i64)nb_degree[v] * 16 + avg_w_64;
+    }
+    for (int off = 16; off; off >>= 1)
+        out_degree = max(out_degree, __shfl_xor_sync(0xffffffffu, out_degree, off));
+    if ((threadIdx.x & 31) == 0 && out_degree) atomicMax(counters + COUNT_MAX_OUT_DEGREE, out_degree);
 }
 
 // ---- SELECT ---------------------------------------------------------------
-extern "C" __global__ void ch_hash(const i64* ids, i64 k, u64 salt, u64* out) {
-    i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < k) out[i] = node_hash((u64)ids[i], salt);
+// The sort key of every node (engine.ch.select.independent_set): importance
+// clamped to 32 bits, then the high half of the node's hash; nodes no longer
+// alive sort last (a live key is always below I64_MAX).
+extern "C" __global__ void ch_select_key(const i64* importance, const bool* alive, i64 n, u64 salt,
+                                         i64* key) {
+    i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    if (!alive[v]) { key[v] = I64_MAX; return; }
+    i64 imp = importance[v];
+    imp = imp < -2147483648ll ? -2147483648ll : (imp > 2147483646ll ? 2147483646ll : imp);
+    key[v] = imp * 4294967296ll + (i64)(node_hash((u64)v, salt) >> 32);
 }
 
-// One Luby round, in four launches over arcs (both directions) and nodes.
+// The first `want` nodes in key order are the candidates; every node is written.
+extern "C" __global__ void ch_candidates(const i64* order, i64 n, i64 want, bool* candidate) {
+    i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) candidate[order[i]] = i < want;
+}
+
+// Luby rounds, three launches each. A node is still in play while it is a
+// candidate, not yet chosen and no chosen node's neighbour; `loses` and
+// `winner` hold the round (1, 2, ...) they were last set in, so nothing is
+// cleared between rounds.
+__device__ __forceinline__ bool in_play(const bool* candidate, const bool* chosen,
+                                        const bool* blocked, i64 x) {
+    return candidate[x] && !chosen[x] && !blocked[x];
+}
+
 extern "C" __global__ void ch_luby_lose(const i64* tail, const i64* head, i64 m, u64 salt,
-                                        const bool* candidate, bool* loses) {
+                                        const bool* candidate, const bool* chosen,
+                                        const bool* blocked, i64 round, unsigned char* loses) {
     i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (a >= m) return;
     i64 x = tail[a], y = head[a];
-    if (!candidate[x] || !candidate[y]) return;
+    if (!in_play(candidate, chosen, blocked, x) || !in_play(candidate, chosen, blocked, y)) return;
     u64 px = node_hash((u64)x, salt), py = node_hash((u64)y, salt);
-    if (py < px) loses[x] = true;
-    if (px < py) loses[y] = true;
+    if (py < px) loses[x] = (unsigned char)round;
+    if (px < py) loses[y] = (unsigned char)round;
 }
 
-extern "C" __global__ void ch_luby_win(i64 n, const bool* candidate, bool* loses, bool* winner,
-                                       bool* chosen) {
+// Winners join U_l; they are counted in the overlay's counters (one atomic per warp).
+extern "C" __global__ void ch_luby_win(i64 n, const bool* candidate, const unsigned char* loses,
+                                       const bool* blocked, i64 round, unsigned char* winner,
+                                       bool* chosen, u64* counters) {
     i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
-    bool win = candidate[v] && !loses[v];
-    winner[v] = win;
-    if (win) chosen[v] = true;
-    loses[v] = false;
+    bool win = v < n && in_play(candidate, chosen, blocked, v) && loses[v] != (unsigned char)round;
+    if (win) { winner[v] = (unsigned char)round; chosen[v] = true; }
+    unsigned wins = __ballot_sync(0xffffffffu, win);
+    if ((threadIdx.x & 31) == 0 && wins) atomicAdd(counters + COUNT_CONTRACTED, (u64)__popc(wins));
 }
 
 extern "C" __global__ void ch_luby_block(const i64* tail, const i64* head, i64 m,
-                                         const bool* winner, bool* blocked) {
+                                         const unsigned char* winner, i64 round, bool* blocked) {
     i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     if (a >= m) return;
-    if (winner[tail[a]]) blocked[head[a]] = true;
-    if (winner[head[a]]) blocked[tail[a]] = true;
+    if (winner[tail[a]] == (unsigned char)round) blocked[head[a]] = true;
+    if (winner[head[a]] == (unsigned char)round) blocked[tail[a]] = true;
 }
 
-extern "C" __global__ void ch_luby_retire(i64 n, bool* candidate, const bool* winner, bool* blocked) {
-    i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
-    if (winner[v] || blocked[v]) candidate[v] = false;
-    blocked[v] = false;
-}
-
+// ---- SHORTCUT -------------------------------------------------------------
 // An upper bound of the broken paths: out-degree(w) for every arc (u, w) into a
 // contracted w; summed per warp, then one atomic per warp.
 extern "C" __global__ void ch_broken_path_bound(const i64* __restrict__ head,
                                                 const i64* __restrict__ out_first,
                                                 const bool* __restrict__ contracted, i64 m,
-                                                u64* bound) {
+                                                u64* counters) {
     i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     u64 c = 0;
     if (a < m) {
@@ -134,22 +167,21 @@ extern "C" __global__ void ch_broken_path_bound(const i64* __restrict__ head,
         if (contracted[w]) c = (u64)(out_first[w + 1] - out_first[w]);
     }
     for (int off = 16; off; off >>= 1) c += __shfl_xor_sync(0xffffffffu, c, off);
-    if ((threadIdx.x & 31) == 0 && c) atomicAdd(bound, c);
+    if ((threadIdx.x & 31) == 0 && c) atomicAdd(counters + COUNT_BROKEN_BOUND, c);
 }
 
-// ---- SHORTCUT -------------------------------------------------------------
 // A warp per arc (u, w) into a contracted w, its lanes over the out-arcs (w, v):
 // late overlays are dense and have few contracted nodes, so a thread per arc
 // would leave most of the GPU idle behind a few long loops. Every broken path
 // (u, w, v) without a witness (1-hop: u->v no longer; 2-hop: u->x->v shorter, or
-// as short through a surviving x) is appended at an atomic cursor; the caller
-// sorts them into a total order.
+// as short through a surviving x) is appended at an atomic cursor with its pair
+// key u * n + v; the caller sorts them by key.
 extern "C" __global__ void ch_shortcuts(const i64* __restrict__ tail, const i64* __restrict__ head,
                                         const i64* __restrict__ weight,
                                         const i64* __restrict__ out_first,
-                                        const bool* __restrict__ contracted, i64 m, i64 capacity,
-                                        u64* counters,  // appended, broken paths seen, longest
-                                        i64* out_u, i64* out_v, i64* out_len, i64* out_w,
+                                        const bool* __restrict__ contracted, i64 m, i64 n,
+                                        i64 capacity, u64* counters,
+                                        i64* out_key, i64* out_len, i64* out_w,
                                         i64* out_in, i64* out_out) {
     i64 a = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     int lane = threadIdx.x & 31;
@@ -175,21 +207,58 @@ extern "C" __global__ void ch_shortcuts(const i64* __restrict__ tail, const i64*
             witnessed = via < len || (via == len && !contracted[x]);
         }
         if (witnessed) continue;
-        i64 slot = (i64)atomicAdd(counters, 1ull);
+        i64 slot = (i64)atomicAdd(counters + COUNT_FOUND, 1ull);
         if (slot >= capacity) continue;   // cannot happen: capacity bounds every broken path
-        out_u[slot] = u; out_v[slot] = v; out_len[slot] = len; out_w[slot] = w;
+        out_key[slot] = u * n + v; out_len[slot] = len; out_w[slot] = w;
         out_in[slot] = a; out_out[slot] = j;
-        atomicMax(counters + 2, (u64)len);
     }
-    if (seen) atomicAdd(counters + 1, seen);
+    if (seen) atomicAdd(counters + COUNT_SEEN, seen);
+}
+
+// The candidates in key order (`order`): the first row of each pair (u, v)
+// names the pair's cheapest candidate, least middle node on ties (`win`, its
+// length in `wlen`); the pair's other rows get wlen = -1. Every row gets its key.
+extern "C" __global__ void ch_pair_winner(const i64* __restrict__ order, const i64* __restrict__ key,
+                                          const i64* __restrict__ len, const i64* __restrict__ w,
+                                          i64 rows, i64* skey, i64* wlen, i64* win) {
+    i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= rows) return;
+    i64 o = order[i], k = key[o];
+    skey[i] = k;
+    if (i > 0 && key[order[i - 1]] == k) { wlen[i] = -1; return; }
+    i64 best = o, bl = len[o], bw = w[o];
+    for (i64 j = i + 1; j < rows; ++j) {
+        i64 q = order[j];
+        if (key[q] != k) break;
+        if (len[q] < bl || (len[q] == bl && w[q] < bw)) { best = q; bl = len[q]; bw = w[q]; }
+    }
+    wlen[i] = bl;
+    win[i] = best;
+}
+
+// Kept rows (keep[1 + r]; `rank`, the cumsum of keep, counts the kept rows
+// before r) become the level's k shortcuts in key order: columns of tail, head,
+// weight, middle, in-arc, out-arc and key, k apart in `out`.
+extern "C" __global__ void ch_emit_shortcuts(const i64* skey, const i64* win, const i64* keep,
+                                             const i64* rank, i64 rows, i64 k, i64 n,
+                                             const i64* len, const i64* w, const i64* in_arc,
+                                             const i64* out_arc, i64* out) {
+    i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= rows || !keep[i + 1]) return;
+    i64 r = rank[i], o = win[i], key = skey[i];
+    out[r] = key / n; out[k + r] = key % n; out[2 * k + r] = len[o];
+    out[3 * k + r] = w[o]; out[4 * k + r] = in_arc[o]; out[5 * k + r] = out_arc[o];
+    out[6 * k + r] = key;
 }
 
 // ---- local witness search (engine/ch/witness.py, the same steps as _search) --
-// A warp per source (a group of candidates sorted by u). Its labels and their
-// hash index live in shared memory; lanes scan the labels for the least
-// (distance, node) and relax the settled node's out-arcs 32 at a time. New
-// labels take their list position from a ballot in CSR order, so the list,
-// and what a full list leaves out, is the serial search's exactly.
+// A warp per source u: the warp of the first row of u's group in the rows sorted
+// by key u * n + v (other warps leave at once). Rows with wlen >= 0 are asked.
+// Labels and their hash index live in shared memory; lanes scan the labels for
+// the least (distance, node) and relax the settled node's out-arcs 32 at a time.
+// New labels take their list position from a ballot in CSR order, so the list,
+// and what a full list leaves out, is the serial search's exactly. The answer
+// for every row r of the group goes to keep[1 + r]: asked and not witnessed.
 #define WITNESS_WARPS 4
 #define WITNESS_TABLE 256   // >= witness.TABLE_SIZE
 #define WITNESS_HASH 512    // >= witness.HASH_SIZE
@@ -205,23 +274,31 @@ __device__ __forceinline__ int witness_slot(const int* slots, const int* label_n
 extern "C" __global__ void ch_witness(const i64* __restrict__ head, const i64* __restrict__ weight,
                                       const i64* __restrict__ out_first,
                                       const bool* __restrict__ contracted,
-                                      const i64* __restrict__ group_first, i64 groups,
-                                      const i64* __restrict__ u, const i64* __restrict__ v,
-                                      const i64* __restrict__ length,
-                                      const bool* __restrict__ asked, i64 settle_limit,
-                                      i64 table_size, i64 hash_size, bool* out) {
+                                      const i64* __restrict__ skey, const i64* __restrict__ wlen,
+                                      i64 rows, i64 n, i64 settle_limit, i64 table_size,
+                                      i64 hash_size, i64* keep) {
     __shared__ int s_node[WITNESS_WARPS][WITNESS_TABLE];
     __shared__ i64 s_dist[WITNESS_WARPS][WITNESS_TABLE];
     __shared__ int s_slot[WITNESS_WARPS][WITNESS_HASH];
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    i64 grp = (i64)blockIdx.x * WITNESS_WARPS + warp;
-    if (grp >= groups) return;                       // the whole warp leaves together
+    i64 r0 = (i64)blockIdx.x * WITNESS_WARPS + warp;
+    if (r0 >= rows) return;                          // the whole warp leaves together
+    i64 source = skey[r0] / n;
+    if (r0 > 0 && skey[r0 - 1] / n == source) return;
+    if (r0 == 0 && lane == 0) keep[0] = 0;
+    i64 r1 = rows;                                   // the group's end
+    for (i64 base = r0 + 1; base < rows; base += 32) {
+        i64 r = base + lane;
+        unsigned other = __ballot_sync(FULL_MASK, r < rows && skey[r] / n != source);
+        if (other) { r1 = base + __ffs(other) - 1; break; }
+        if (base + 32 >= rows) break;
+    }
     int* label_node = s_node[warp];
     i64* label_dist = s_dist[warp];
     int* slots = s_slot[warp];
     int hs = (int)hash_size, cap = (int)table_size;
-    i64 r0 = group_first[grp], r1 = group_first[grp + 1], source = u[r0], bound = 0;
-    for (i64 r = r0 + lane; r < r1; r += 32) if (asked[r]) bound = max(bound, length[r]);
+    i64 bound = 0;
+    for (i64 r = r0 + lane; r < r1; r += 32) bound = max(bound, wlen[r]);
     for (int off = 16; off; off >>= 1) bound = max(bound, __shfl_xor_sync(FULL_MASK, bound, off));
     for (int s = lane; s < hs; s += 32) slots[s] = -1;
     __syncwarp();
@@ -275,14 +352,25 @@ extern "C" __global__ void ch_witness(const i64* __restrict__ head, const i64* _
         }
     }
     for (i64 r = r0 + lane; r < r1; r += 32) {
-        if (!asked[r]) continue;
-        int i = slots[witness_slot(slots, label_node, hs, v[r])];
-        if (i >= 0) {
-            i64 d = label_dist[i];
-            if (d < 0) d = -d - 1;
-            out[r] = d <= length[r];
+        bool witnessed = false;
+        if (wlen[r] >= 0) {
+            int i = slots[witness_slot(slots, label_node, hs, skey[r] % n)];
+            if (i >= 0) {
+                i64 d = label_dist[i];
+                if (d < 0) d = -d - 1;
+                witnessed = d <= wlen[r];
+            }
         }
+        keep[1 + r] = wlen[r] >= 0 && !witnessed;
     }
+}
+
+// ---- UPDATE ---------------------------------------------------------------
+// Arcs of G_l with a contracted end leave the overlay at this level.
+extern "C" __global__ void ch_leave(const i64* tail, const i64* head, const i64* harc,
+                                    const bool* contracted, i64 m, int level, int* leave) {
+    i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (a < m && (contracted[tail[a]] || contracted[head[a]])) leave[harc[a]] = level;
 }
 
 // ---- EXTRACT (engine/ch/extract.py: G_{l+1} as the merge of two sorted lists) --
@@ -294,6 +382,7 @@ extern "C" __global__ void ch_extract_mark(const i64* __restrict__ tail, const i
                                            const i64* __restrict__ new_key, i64 k, i64 n, i64 m,
                                            i64* flags, i64* shortcuts_before) {
     i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (a == 0) flags[0] = flags[m + 1] = 0;
     if (a >= m) return;
     i64 u = tail[a], v = head[a], key = u * n + v;
     bool kept = !contracted[u] && !contracted[v];

@@ -1,6 +1,6 @@
 """APSP: the core (the last overlay, fewer than K nodes) as a complete distance matrix.
 
-GPU: Floyd-Warshall, one fused in-place kernel per pivot (engine/kernels/ch.cu),
+GPU: blocked Floyd-Warshall, three launches per 32 pivots (engine/kernels/ch.cu),
 with predecessors. CPU: scipy's Dijkstra from every core node (faster than a Python
 Floyd-Warshall loop), with predecessors. Distances are identical; among equally
 short core paths the predecessors may differ, which queries never see.
@@ -36,16 +36,25 @@ def core_apsp(g: Overlay, core_nodes, backend):
 
 
 def _floyd_warshall(xp, k, ct, ch, w):
+    tile = 32                                  # FW_TILE in ch.cu
+    rounds = (k + tile - 1) // tile
+    P = rounds * tile                          # padding nodes have no arcs
     big = xp.int64(2**61)      # INF stand-in that survives one addition
-    dist = xp.full((k, k), big, dtype=xp.int64)
+    dist = xp.full((P, P), big, dtype=xp.int64)
     dist[ct, ch] = w           # one arc per pair in an overlay
-    pred = xp.full((k, k), -1, dtype=xp.int32)
+    pred = xp.full((P, P), -1, dtype=xp.int32)
     pred[ct, ch] = ct.astype(xp.int32)
-    idx = xp.arange(k)
+    idx = xp.arange(P)
     dist[idx, idx] = 0
-    pivot = load_module("ch").get_function("ch_fw_pivot")
-    blocks = ((k + 255) // 256, k)
-    for p in range(k):
-        pivot(blocks, (256,), (dist, pred, np.int64(k), np.int64(p)))
+    module = load_module("ch")
+    diagonal, cross, rest = (module.get_function(f"ch_fw_{name}")
+                             for name in ("diagonal", "cross", "rest"))
+    threads = (tile, tile)
+    for b in range(rounds):
+        args = (dist, pred, np.int64(P), np.int64(b))
+        diagonal((1,), threads, args)
+        cross((rounds, 2), threads, args)
+        rest((rounds, rounds), threads, args)
+    dist, pred = xp.ascontiguousarray(dist[:k, :k]), xp.ascontiguousarray(pred[:k, :k])
     dist[dist >= big] = INF
     return dist, pred

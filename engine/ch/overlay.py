@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 # Slots of Overlay.counters (COUNT_* in engine/kernels/ch.cu)
-COUNT_CONTRACTED, COUNT_MAX_OUT_DEGREE, COUNT_BROKEN_BOUND, COUNT_FOUND, COUNT_SEEN = range(5)
+(COUNT_CONTRACTED, COUNT_MAX_OUT_DEGREE, COUNT_BROKEN_BOUND, COUNT_FOUND, COUNT_SEEN, COUNT_WORK,
+ COUNT_GROUPS) = range(7)
 
 
 @dataclass

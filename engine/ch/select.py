@@ -20,20 +20,18 @@ def node_hash(xp, ids, level: int):
     return x ^ (x >> xp.uint64(33))
 
 
-def independent_set(g: Overlay, alive, importance, fraction: float, level: int, live: int,
+def independent_set(g: Overlay, live_ids, importance, fraction: float, level: int,
                     rounds: int = 2):
-    """bool [n]: U_l. ``live`` is the number of nodes alive."""
+    """bool [n]: U_l, chosen among ``live_ids`` (the nodes of G_l, ascending)."""
     xp = g.xp
-    want = max(1, int(fraction * live))
+    want = max(1, int(fraction * live_ids.size))
     if device.on_gpu(xp):
-        return _select_kernels(g, alive, importance, want, level, rounds)
+        return _select_kernels(g, live_ids, importance, want, level, rounds)
     # candidates: the `want` lowest importance values, ties broken by the hash:
-    # one stable sort of a packed key, the importance clamped to 32 bits (below
-    # 2^31 - 1, so no live key is INT64_MAX, which the GPU gives dead nodes),
-    # then the tie's high 32 bits; equal keys stay in id order on both backends
-    live_ids = xp.flatnonzero(alive)
+    # one stable sort of a packed key, the importance clamped to 32 bits, then
+    # the tie's high 32 bits; equal keys stay in id order on both backends
     tie = node_hash(xp, live_ids, level)
-    key = xp.clip(importance[live_ids], -2**31, 2**31 - 2) * 2**32 + \
+    key = xp.clip(importance[live_ids], -2**31, 2**31 - 1) * 2**32 + \
         (tie >> xp.uint64(32)).astype(xp.int64)
     order = xp.argsort(key, kind="stable")
     candidate = xp.zeros(g.n, dtype=bool)
@@ -55,19 +53,18 @@ def independent_set(g: Overlay, alive, importance, fraction: float, level: int, 
     return chosen
 
 
-def _select_kernels(g: Overlay, alive, importance, want: int, level: int, rounds: int):
-    """The same set from kernels (engine/kernels/ch.cu): the key of every node
-    (dead ones last) and one stable sort, then three launches per Luby round;
-    ``g.counters`` counts the chosen nodes."""
-    xp, n, m = g.xp, g.n, g.num_arcs
-    key = xp.empty(n, dtype=xp.int64)
-    device.launch("ch_select_key", n, importance, alive, n, device.salt(level), key)
+def _select_kernels(g: Overlay, live_ids, importance, want: int, level: int, rounds: int):
+    """The same set from kernels (engine/kernels/ch.cu): the live nodes' keys and
+    one stable sort, then three launches per Luby round; ``g.counters`` counts
+    the chosen nodes."""
+    xp, n, m, live = g.xp, g.n, g.num_arcs, int(live_ids.size)
+    key = xp.empty(live, dtype=xp.int64)
+    device.launch("ch_select_key", live, importance, live_ids, live, device.salt(level), key)
     order = xp.argsort(key, kind="stable")
-    candidate = xp.empty(n, dtype=bool)
-    device.launch("ch_candidates", n, order, n, want, candidate)
-    state = xp.zeros((4, n), dtype=xp.uint8)
-    chosen, blocked = state[0].view(bool), state[1].view(bool)
-    loses, winner = state[2], state[3]
+    state = xp.zeros((5, n), dtype=xp.uint8)
+    candidate, chosen, blocked = (row.view(bool) for row in state[:3])
+    loses, winner = state[3], state[4]
+    device.launch("ch_candidates", want, live_ids, order, want, candidate)
     salt = device.salt(level + PRIORITY_SALT)
     for round_ in range(1, rounds + 1):
         device.launch("ch_luby_lose", m, g.tail, g.head, m, salt, candidate, chosen, blocked,

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.ch import device, witness
-from engine.ch.overlay import (COUNT_BROKEN_BOUND, COUNT_FOUND, COUNT_SEEN, Overlay,
-                               broken_paths, lex_order, pair_expansion)
+from engine.ch.overlay import (COUNT_BROKEN_BOUND, COUNT_FOUND, COUNT_SEEN, COUNT_WORK,
+                               Overlay, broken_paths, lex_order, pair_expansion)
 
 
 @dataclass
@@ -89,22 +89,24 @@ def _shortcut_kernels(g: Overlay, contracted, out_first) -> Shortcuts:
     witness and the survivors written out in key order; three waits for sizes."""
     xp, n, m = g.xp, g.n, g.num_arcs
     counters = g.counters
-    # every arc (u, w) into a contracted w starts out-degree(w) broken paths at most
-    device.launch("ch_broken_path_bound", m, g.head, out_first, contracted, m, counters)
-    capacity = int(counters[COUNT_BROKEN_BOUND].get())
-    columns = xp.empty((5, capacity), dtype=xp.int64)
-    key, length, w, in_arc, out_arc = columns
-    device.launch("ch_shortcuts", 32 * m, g.tail, g.head, g.weight, out_first, contracted, m, n,
-                  capacity, counters, key, length, w, in_arc, out_arc)
+    # the arcs (u, w) into contracted nodes; each starts out-degree(w) broken paths at most
+    work = xp.empty(m, dtype=xp.int64)
+    device.launch("ch_broken_path_bound", m, g.head, out_first, contracted, m, counters, work)
+    counts = counters.get()
+    capacity, items = int(counts[COUNT_BROKEN_BOUND]), int(counts[COUNT_WORK])
+    key, length, w, in_arc, out_arc = xp.empty((5, capacity), dtype=xp.int64)
+    device.launch("ch_shortcuts", 32 * items, g.tail, g.head, g.weight, out_first, contracted,
+                  work, items, n, capacity, counters, key, length, w, in_arc, out_arc)
     counts = counters.get()
     rows, seen = int(counts[COUNT_FOUND]), int(counts[COUNT_SEEN])
     if rows == 0:
         empty = xp.zeros(0, dtype=xp.int64)
         return Shortcuts(*(empty,) * 7, seen)
     order = xp.argsort(key[:rows], kind="stable")
-    skey, wlen, win = xp.empty((3, rows), dtype=xp.int64)
-    device.launch("ch_pair_winner", rows, order, key, length, w, rows, skey, wlen, win)
-    keep = witness.unwitnessed_rows(g, contracted, out_first, skey, wlen)
+    skey, wlen, win, groups = xp.empty((4, rows), dtype=xp.int64)
+    device.launch("ch_pair_winner", rows, order, key, length, w, rows, n, skey, wlen, win,
+                  counters, groups)
+    keep = witness.unwitnessed_rows(g, contracted, out_first, skey, wlen, groups)
     rank = xp.cumsum(keep)
     k = int(rank[rows].get())
     out = xp.empty((7, k), dtype=xp.int64)

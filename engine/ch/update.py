@@ -54,11 +54,25 @@ class ArcTable:
         touched = contracted[g.tail] | contracted[g.head]
         self.leave[g.harc[touched]] = level
 
-    def arrays(self):
+    def host_arrays(self, originals):
+        """Every column as a host int64 array: the original arcs' from ``originals``
+        (already on the host) or -1 (children), the shortcuts' copied once."""
         xp = self.xp
-        return {name: xp.concatenate(chunks) for name, chunks in self.parts.items()}
+        m = int(self.parts["tail"][0].size)
+        out = {}
+        for name, chunks in self.parts.items():
+            column = np.empty(self.size, dtype=np.int64)
+            column[:m] = originals.get(name, -1)
+            if self.size > m:
+                shortcuts = xp.concatenate(chunks[1:])
+                if device.on_gpu(xp):
+                    shortcuts.get(out=column[m:])
+                else:
+                    column[m:] = shortcuts
+            out[name] = column
+        return out
 
-    def level_arcs(self, arcs, node_level, levels: int):
+    def level_arcs(self, node_level, levels: int):
         """(up_harc, up_first, down_harc, down_first): arcs that left at level l
         from a node of level l go up, the others (into one) go down. Upward arcs
         are ordered by (level, tail, head), downward ones by (level, head, id) as
@@ -67,7 +81,8 @@ class ArcTable:
         n = int(node_level.size)
         ids = xp.flatnonzero(self.leave[:self.size] >= 0)
         level = self.leave[ids].astype(xp.int64)
-        tail, head = arcs["tail"][ids], arcs["head"][ids]
+        tail = xp.concatenate(self.parts["tail"])[ids]
+        head = xp.concatenate(self.parts["head"])[ids]
         up = node_level[tail] == level
         down = ~up
         # node ids are int32, so (tail, head) packs into one int64 key

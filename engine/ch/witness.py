@@ -28,6 +28,7 @@ SETTLE_LIMIT = 64      # nodes settled per source
 TABLE_SIZE = 256       # nodes labelled per source (a label beyond it is not kept)
 HASH_SIZE = 512        # open-addressing index of the labels, a power of two >= 2 * TABLE_SIZE
 GPU_WARPS = 4          # searches per block on the GPU (WITNESS_WARPS in ch.cu)
+MAX_GPU_WARPS = 16384  # searches in flight on the GPU
 
 
 def witnessed(g, contracted, out_first, u, v, length, asked):
@@ -45,17 +46,22 @@ def witnessed(g, contracted, out_first, u, v, length, asked):
     return out
 
 
-def unwitnessed_rows(g, contracted, out_first, skey, wlen):
+def unwitnessed_rows(g, contracted, out_first, skey, wlen, groups):
     """The same searches on the GPU (ch_witness), for rows sorted by key u * n + v
-    where ``wlen >= 0`` marks the asked rows: int64 [rows + 1], 1 at [1 + r] when
-    row r is asked and has no witness, so a cumsum ranks the survivors."""
+    where ``wlen >= 0`` marks the asked rows and ``groups`` lists the first row of
+    each source (as many as g.counters[COUNT_GROUPS] says): int64 [rows + 1], 1 at
+    [1 + r] when row r is asked and has no witness, so a cumsum ranks the survivors."""
     # the kernel's shared-memory tables are sized WITNESS_TABLE and WITNESS_HASH
     if TABLE_SIZE > 256 or HASH_SIZE > 512:
         raise ValueError("TABLE_SIZE / HASH_SIZE exceed the sizes ch_witness is compiled for")
     rows = int(skey.size)
     keep = g.xp.empty(rows + 1, dtype=g.xp.int64)
-    device.launch("ch_witness", 32 * rows, g.head, g.weight, out_first, contracted, skey, wlen,
-                  rows, g.n, SETTLE_LIMIT, TABLE_SIZE, HASH_SIZE, keep, block=32 * GPU_WARPS)
+    # the number of sources is known on the device only: enough warps for all
+    # of them at once, or as many as fill the GPU, looping
+    warps = min(rows, MAX_GPU_WARPS)
+    device.launch("ch_witness", 32 * warps, g.head, g.weight, out_first, contracted, skey, wlen,
+                  rows, g.n, groups, g.counters, SETTLE_LIMIT, TABLE_SIZE, HASH_SIZE, keep,
+                  block=32 * GPU_WARPS)
     return keep
 
 

@@ -14,6 +14,9 @@ typedef unsigned long long u64;
 #define COUNT_BROKEN_BOUND 2      // an upper bound of the broken paths
 #define COUNT_FOUND 3             // broken paths without a 1- or 2-hop witness
 #define COUNT_SEEN 4              // broken paths examined
+#define COUNT_WORK 5              // arcs into contracted nodes (SHORTCUT's work list)
+#define COUNT_GROUPS 6            // sources of the candidates (the witness search's work list)
+#define FULL_MASK 0xffffffffu
 
 // Position of arc u->v, or -1 (binary search in u's out-arcs, sorted by head).
 __device__ __forceinline__ i64 find_arc(const i64* __restrict__ head,
@@ -94,23 +97,22 @@ extern "C" __global__ void ch_score_nodes(const i64* out_first, const u64* indeg
 }
 
 // ---- SELECT ---------------------------------------------------------------
-// The sort key of every node (engine.ch.select.independent_set): importance
-// clamped to 32 bits, then the high half of the node's hash; nodes no longer
-// alive sort last (a live key is always below I64_MAX).
-extern "C" __global__ void ch_select_key(const i64* importance, const bool* alive, i64 n, u64 salt,
-                                         i64* key) {
-    i64 v = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
-    if (!alive[v]) { key[v] = I64_MAX; return; }
-    i64 imp = importance[v];
-    imp = imp < -2147483648ll ? -2147483648ll : (imp > 2147483646ll ? 2147483646ll : imp);
-    key[v] = imp * 4294967296ll + (i64)(node_hash((u64)v, salt) >> 32);
+// The sort key of every live node (engine.ch.select.independent_set): importance
+// clamped to 32 bits, then the high half of the node's hash.
+extern "C" __global__ void ch_select_key(const i64* importance, const i64* live_ids, i64 live,
+                                         u64 salt, i64* key) {
+    i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= live) return;
+    i64 v = live_ids[i], imp = importance[v];
+    imp = imp < -2147483648ll ? -2147483648ll : (imp > 2147483647ll ? 2147483647ll : imp);
+    key[i] = imp * 4294967296ll + (i64)(node_hash((u64)v, salt) >> 32);
 }
 
-// The first `want` nodes in key order are the candidates; every node is written.
-extern "C" __global__ void ch_candidates(const i64* order, i64 n, i64 want, bool* candidate) {
+// The first `want` live nodes in key order are the candidates.
+extern "C" __global__ void ch_candidates(const i64* live_ids, const i64* order, i64 want,
+                                         bool* candidate) {
     i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) candidate[order[i]] = i < want;
+    if (i < want) candidate[live_ids[order[i]]] = true;
 }
 
 // Luby rounds, three launches each. A node is still in play while it is a
@@ -154,41 +156,54 @@ extern "C" __global__ void ch_luby_block(const i64* tail, const i64* head, i64 m
 }
 
 // ---- SHORTCUT -------------------------------------------------------------
-// An upper bound of the broken paths: out-degree(w) for every arc (u, w) into a
-// contracted w; summed per warp, then one atomic per warp.
+// Appends `flag`ged items to a list at counters[slot]: one atomic per warp, and
+// every lane of the warp must call it.
+__device__ __forceinline__ void warp_append(bool flag, i64 item, u64* counters, int slot, i64* list) {
+    int lane = threadIdx.x & 31;
+    unsigned mask = __ballot_sync(FULL_MASK, flag);
+    u64 base = 0;
+    if (lane == 0 && mask) base = atomicAdd(counters + slot, (u64)__popc(mask));
+    base = __shfl_sync(FULL_MASK, base, 0);
+    if (flag) list[base + __popc(mask & ((1u << lane) - 1))] = item;
+}
+
+// The arcs (u, w) into a contracted w, listed as SHORTCUT's work, and an upper
+// bound of the broken paths: the sum of out-degree(w) over them.
 extern "C" __global__ void ch_broken_path_bound(const i64* __restrict__ head,
                                                 const i64* __restrict__ out_first,
                                                 const bool* __restrict__ contracted, i64 m,
-                                                u64* counters) {
+                                                u64* counters, i64* work) {
     i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     u64 c = 0;
+    bool into = false;
     if (a < m) {
         i64 w = head[a];
-        if (contracted[w]) c = (u64)(out_first[w + 1] - out_first[w]);
+        into = contracted[w];
+        if (into) c = (u64)(out_first[w + 1] - out_first[w]);
     }
-    for (int off = 16; off; off >>= 1) c += __shfl_xor_sync(0xffffffffu, c, off);
+    warp_append(into, a, counters, COUNT_WORK, work);
+    for (int off = 16; off; off >>= 1) c += __shfl_xor_sync(FULL_MASK, c, off);
     if ((threadIdx.x & 31) == 0 && c) atomicAdd(counters + COUNT_BROKEN_BOUND, c);
 }
 
-// A warp per arc (u, w) into a contracted w, its lanes over the out-arcs (w, v):
-// late overlays are dense and have few contracted nodes, so a thread per arc
-// would leave most of the GPU idle behind a few long loops. Every broken path
-// (u, w, v) without a witness (1-hop: u->v no longer; 2-hop: u->x->v shorter, or
-// as short through a surviving x) is appended at an atomic cursor with its pair
-// key u * n + v; the caller sorts them by key.
+// A warp per listed arc (u, w) into a contracted w, its lanes over the out-arcs
+// (w, v): late overlays are dense and have few contracted nodes, so a thread
+// per arc would leave most of the GPU idle behind a few long loops. Every broken
+// path (u, w, v) without a witness (1-hop: u->v no longer; 2-hop: u->x->v
+// shorter, or as short through a surviving x) is appended at an atomic cursor
+// with its pair key u * n + v; the caller sorts them by key.
 extern "C" __global__ void ch_shortcuts(const i64* __restrict__ tail, const i64* __restrict__ head,
                                         const i64* __restrict__ weight,
                                         const i64* __restrict__ out_first,
-                                        const bool* __restrict__ contracted, i64 m, i64 n,
+                                        const bool* __restrict__ contracted,
+                                        const i64* __restrict__ work, i64 items, i64 n,
                                         i64 capacity, u64* counters,
                                         i64* out_key, i64* out_len, i64* out_w,
                                         i64* out_in, i64* out_out) {
-    i64 a = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    i64 item = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     int lane = threadIdx.x & 31;
-    if (a >= m) return;
-    i64 w = head[a];
-    if (!contracted[w]) return;
-    i64 u = tail[a];
+    if (item >= items) return;
+    i64 a = work[item], w = head[a], u = tail[a];
     u64 seen = 0;
     for (i64 j = out_first[w] + lane; j < out_first[w + 1]; j += 32) {
         i64 v = head[j];
@@ -217,23 +232,33 @@ extern "C" __global__ void ch_shortcuts(const i64* __restrict__ tail, const i64*
 
 // The candidates in key order (`order`): the first row of each pair (u, v)
 // names the pair's cheapest candidate, least middle node on ties (`win`, its
-// length in `wlen`); the pair's other rows get wlen = -1. Every row gets its key.
+// length in `wlen`); the pair's other rows get wlen = -1. Every row gets its
+// key; the first row of each source u is listed as the witness search's work.
 extern "C" __global__ void ch_pair_winner(const i64* __restrict__ order, const i64* __restrict__ key,
                                           const i64* __restrict__ len, const i64* __restrict__ w,
-                                          i64 rows, i64* skey, i64* wlen, i64* win) {
+                                          i64 rows, i64 n, i64* skey, i64* wlen, i64* win,
+                                          u64* counters, i64* groups) {
     i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= rows) return;
-    i64 o = order[i], k = key[o];
-    skey[i] = k;
-    if (i > 0 && key[order[i - 1]] == k) { wlen[i] = -1; return; }
-    i64 best = o, bl = len[o], bw = w[o];
-    for (i64 j = i + 1; j < rows; ++j) {
-        i64 q = order[j];
-        if (key[q] != k) break;
-        if (len[q] < bl || (len[q] == bl && w[q] < bw)) { best = q; bl = len[q]; bw = w[q]; }
+    bool group_start = false;
+    if (i < rows) {
+        i64 o = order[i], k = key[o];
+        skey[i] = k;
+        i64 previous = i > 0 ? key[order[i - 1]] : -1;
+        group_start = i == 0 || previous / n != k / n;
+        if (previous == k) {
+            wlen[i] = -1;
+        } else {
+            i64 best = o, bl = len[o], bw = w[o];
+            for (i64 j = i + 1; j < rows; ++j) {
+                i64 q = order[j];
+                if (key[q] != k) break;
+                if (len[q] < bl || (len[q] == bl && w[q] < bw)) { best = q; bl = len[q]; bw = w[q]; }
+            }
+            wlen[i] = bl;
+            win[i] = best;
+        }
     }
-    wlen[i] = bl;
-    win[i] = best;
+    warp_append(group_start, i, counters, COUNT_GROUPS, groups);
 }
 
 // Kept rows (keep[1 + r]; `rank`, the cumsum of keep, counts the kept rows
@@ -252,8 +277,8 @@ extern "C" __global__ void ch_emit_shortcuts(const i64* skey, const i64* win, co
 }
 
 // ---- local witness search (engine/ch/witness.py, the same steps as _search) --
-// A warp per source u: the warp of the first row of u's group in the rows sorted
-// by key u * n + v (other warps leave at once). Rows with wlen >= 0 are asked.
+// A warp per source u, from the list of the first rows of each source's group
+// in the rows sorted by key u * n + v. Rows with wlen >= 0 are asked.
 // Labels and their hash index live in shared memory; lanes scan the labels for
 // the least (distance, node) and relax the settled node's out-arcs 32 at a time.
 // New labels take their list position from a ballot in CSR order, so the list,
@@ -262,7 +287,6 @@ extern "C" __global__ void ch_emit_shortcuts(const i64* skey, const i64* win, co
 #define WITNESS_WARPS 4
 #define WITNESS_TABLE 256   // >= witness.TABLE_SIZE
 #define WITNESS_HASH 512    // >= witness.HASH_SIZE
-#define FULL_MASK 0xffffffffu
 
 __device__ __forceinline__ int witness_slot(const int* slots, const int* label_node,
                                             int hash_size, i64 y) {
@@ -271,21 +295,14 @@ __device__ __forceinline__ int witness_slot(const int* slots, const int* label_n
     return s;
 }
 
-extern "C" __global__ void ch_witness(const i64* __restrict__ head, const i64* __restrict__ weight,
-                                      const i64* __restrict__ out_first,
-                                      const bool* __restrict__ contracted,
-                                      const i64* __restrict__ skey, const i64* __restrict__ wlen,
-                                      i64 rows, i64 n, i64 settle_limit, i64 table_size,
-                                      i64 hash_size, i64* keep) {
-    __shared__ int s_node[WITNESS_WARPS][WITNESS_TABLE];
-    __shared__ i64 s_dist[WITNESS_WARPS][WITNESS_TABLE];
-    __shared__ int s_slot[WITNESS_WARPS][WITNESS_HASH];
-    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    i64 r0 = (i64)blockIdx.x * WITNESS_WARPS + warp;
-    if (r0 >= rows) return;                          // the whole warp leaves together
+// One source's search by one warp: rows r0.. of the source u = skey[r0] / n.
+__device__ void witness_group(const i64* __restrict__ head, const i64* __restrict__ weight,
+                              const i64* __restrict__ out_first, const bool* __restrict__ contracted,
+                              const i64* __restrict__ skey, const i64* __restrict__ wlen,
+                              i64 rows, i64 n, i64 r0, i64 settle_limit, int cap, int hs,
+                              int* label_node, i64* label_dist, int* slots, i64* keep) {
+    int lane = threadIdx.x & 31;
     i64 source = skey[r0] / n;
-    if (r0 > 0 && skey[r0 - 1] / n == source) return;
-    if (r0 == 0 && lane == 0) keep[0] = 0;
     i64 r1 = rows;                                   // the group's end
     for (i64 base = r0 + 1; base < rows; base += 32) {
         i64 r = base + lane;
@@ -293,10 +310,6 @@ extern "C" __global__ void ch_witness(const i64* __restrict__ head, const i64* _
         if (other) { r1 = base + __ffs(other) - 1; break; }
         if (base + 32 >= rows) break;
     }
-    int* label_node = s_node[warp];
-    i64* label_dist = s_dist[warp];
-    int* slots = s_slot[warp];
-    int hs = (int)hash_size, cap = (int)table_size;
     i64 bound = 0;
     for (i64 r = r0 + lane; r < r1; r += 32) bound = max(bound, wlen[r]);
     for (int off = 16; off; off >>= 1) bound = max(bound, __shfl_xor_sync(FULL_MASK, bound, off));
@@ -365,6 +378,27 @@ extern "C" __global__ void ch_witness(const i64* __restrict__ head, const i64* _
     }
 }
 
+extern "C" __global__ void ch_witness(const i64* __restrict__ head, const i64* __restrict__ weight,
+                                      const i64* __restrict__ out_first,
+                                      const bool* __restrict__ contracted,
+                                      const i64* __restrict__ skey, const i64* __restrict__ wlen,
+                                      i64 rows, i64 n, const i64* __restrict__ groups,
+                                      const u64* counters, i64 settle_limit, i64 table_size,
+                                      i64 hash_size, i64* keep) {
+    __shared__ int s_node[WITNESS_WARPS][WITNESS_TABLE];
+    __shared__ i64 s_dist[WITNESS_WARPS][WITNESS_TABLE];
+    __shared__ int s_slot[WITNESS_WARPS][WITNESS_HASH];
+    int warp = threadIdx.x >> 5;
+    if (blockIdx.x == 0 && threadIdx.x == 0) keep[0] = 0;
+    i64 total = (i64)counters[COUNT_GROUPS], warps = (i64)gridDim.x * WITNESS_WARPS;
+    for (i64 g = (i64)blockIdx.x * WITNESS_WARPS + warp; g < total; g += warps) {
+        witness_group(head, weight, out_first, contracted, skey, wlen, rows, n, groups[g],
+                      settle_limit, (int)table_size, (int)hash_size, s_node[warp], s_dist[warp],
+                      s_slot[warp], keep);
+        __syncwarp();
+    }
+}
+
 // ---- UPDATE ---------------------------------------------------------------
 // Arcs of G_l with a contracted end leave the overlay at this level.
 extern "C" __global__ void ch_leave(const i64* tail, const i64* head, const i64* harc,
@@ -426,16 +460,74 @@ extern "C" __global__ void ch_extract_new(const i64* sc_tail, const i64* sc_head
 }
 
 // ---- APSP -----------------------------------------------------------------
-// One Floyd-Warshall pivot p over the k x k matrix, in place: row p and column p
-// cannot improve through p itself (d[p][p] = 0, costs are non-negative), so no
-// thread reads a value another thread of this launch writes.
-extern "C" __global__ void ch_fw_pivot(i64* dist, int* pred, i64 k, i64 p) {
-    i64 j = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    i64 i = blockIdx.y;
-    if (j >= k) return;
-    i64 through = dist[i * k + p] + dist[p * k + j];
-    if (through < dist[i * k + j]) {
-        dist[i * k + j] = through;
-        pred[i * k + j] = pred[p * k + j];
+// Blocked Floyd-Warshall over a P x P matrix (P a multiple of FW_TILE, padding
+// rows without arcs): round b relaxes every pair through the pivots of tile b,
+// first in the diagonal tile, then in the tiles of its row and column, then in
+// all others, three launches a round instead of one per pivot. At pivot p the
+// row and column of p cannot improve (d[p][p] = 0, costs are non-negative), so
+// updating a tile in place between barriers reads no value being written.
+// pred[i][j] is the predecessor of j on the best path from i found so far.
+#define FW_TILE 32
+
+extern "C" __global__ void ch_fw_diagonal(i64* dist, int* pred, i64 P, i64 b) {
+    __shared__ i64 d[FW_TILE][FW_TILE];
+    __shared__ int pr[FW_TILE][FW_TILE];
+    int ty = threadIdx.y, tx = threadIdx.x;
+    i64 at = (b * FW_TILE + ty) * P + b * FW_TILE + tx;
+    d[ty][tx] = dist[at]; pr[ty][tx] = pred[at];
+    __syncthreads();
+    for (int p = 0; p < FW_TILE; ++p) {
+        i64 through = d[ty][p] + d[p][tx];
+        if (through < d[ty][tx]) { d[ty][tx] = through; pr[ty][tx] = pr[p][tx]; }
+        __syncthreads();
     }
+    dist[at] = d[ty][tx]; pred[at] = pr[ty][tx];
+}
+
+// blockIdx.y == 0: the tiles (b, J) of b's row; 1: the tiles (J, b) of its column.
+extern "C" __global__ void ch_fw_cross(i64* dist, int* pred, i64 P, i64 b) {
+    __shared__ i64 diag[FW_TILE][FW_TILE], d[FW_TILE][FW_TILE];
+    __shared__ int diag_pr[FW_TILE][FW_TILE], pr[FW_TILE][FW_TILE];
+    i64 J = blockIdx.x;
+    if (J == b) return;
+    int ty = threadIdx.y, tx = threadIdx.x;
+    bool row = blockIdx.y == 0;
+    i64 at_diag = (b * FW_TILE + ty) * P + b * FW_TILE + tx;
+    i64 at = row ? (b * FW_TILE + ty) * P + J * FW_TILE + tx : (J * FW_TILE + ty) * P + b * FW_TILE + tx;
+    diag[ty][tx] = dist[at_diag]; diag_pr[ty][tx] = pred[at_diag];
+    d[ty][tx] = dist[at]; pr[ty][tx] = pred[at];
+    __syncthreads();
+    for (int p = 0; p < FW_TILE; ++p) {
+        if (row) {
+            i64 through = diag[ty][p] + d[p][tx];
+            if (through < d[ty][tx]) { d[ty][tx] = through; pr[ty][tx] = pr[p][tx]; }
+        } else {
+            i64 through = d[ty][p] + diag[p][tx];
+            if (through < d[ty][tx]) { d[ty][tx] = through; pr[ty][tx] = diag_pr[p][tx]; }
+        }
+        __syncthreads();
+    }
+    dist[at] = d[ty][tx]; pred[at] = pr[ty][tx];
+}
+
+// Every tile (I, J) off b's row and column, through the finished tiles (I, b), (b, J).
+extern "C" __global__ void ch_fw_rest(i64* dist, int* pred, i64 P, i64 b) {
+    __shared__ i64 col[FW_TILE][FW_TILE], row[FW_TILE][FW_TILE];
+    __shared__ int row_pr[FW_TILE][FW_TILE];
+    i64 I = blockIdx.y, J = blockIdx.x;
+    if (I == b || J == b) return;
+    int ty = threadIdx.y, tx = threadIdx.x;
+    i64 at_col = (I * FW_TILE + ty) * P + b * FW_TILE + tx;
+    i64 at_row = (b * FW_TILE + ty) * P + J * FW_TILE + tx;
+    col[ty][tx] = dist[at_col];
+    row[ty][tx] = dist[at_row]; row_pr[ty][tx] = pred[at_row];
+    __syncthreads();
+    i64 at = (I * FW_TILE + ty) * P + J * FW_TILE + tx;
+    i64 best = dist[at];
+    int best_pr = pred[at];
+    for (int p = 0; p < FW_TILE; ++p) {
+        i64 through = col[ty][p] + row[p][tx];
+        if (through < best) { best = through; best_pr = row_pr[p][tx]; }
+    }
+    dist[at] = best; pred[at] = best_pr;
 }

@@ -16,6 +16,7 @@ every sort has a total order).
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import numpy as np
 
@@ -113,15 +114,15 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
     if backend.is_gpu:
         xp.cuda.Stream.null.synchronize()
     built_ms = (time.perf_counter() - started) * 1000     # the hierarchy complete on the device
-    host = backend.to_host
+    host = partial(device.to_host, xp)
     arcs = table.host_arrays(originals)
     progress(1.0, f"contracted in {level} levels")
     return Hierarchy(
         metric=metric, num_nodes=n, num_levels=level, node_level=host(node_level),
         arc_tail=arcs["tail"], arc_head=arcs["head"], arc_weight=arcs["weight"],
         arc_child1=arcs["child1"], arc_child2=arcs["child2"],
-        up_first=host(up_first).astype(np.int64), up_harc=host(up_harc),
-        down_first=host(down_first).astype(np.int64), down_harc=host(down_harc),
+        up_first=host(up_first.astype(xp.int64)), up_harc=host(up_harc),
+        down_first=host(down_first.astype(xp.int64)), down_harc=host(down_harc),
         core_nodes=host(core_nodes), core_dist=host(core_dist), core_pred=host(core_pred),
         num_original_arcs=graph.num_arcs, iterations=iterations,
         params={"K": K, "C": C, "backend": backend.name, "levels_ms": round(levels_ms, 3),

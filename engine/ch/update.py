@@ -61,7 +61,7 @@ class ArcTable:
         m = int(self.parts["tail"][0].size)
         out = {}
         for name, chunks in self.parts.items():
-            column = np.empty(self.size, dtype=np.int64)
+            column = device.host_empty(xp, self.size, np.int64)
             column[:m] = originals.get(name, -1)
             if self.size > m:
                 shortcuts = xp.concatenate(chunks[1:])

@@ -57,7 +57,7 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
     originals = {"tail": graph.tail.astype(np.int64), "head": graph.head.astype(np.int64),
                  "weight": w.astype(np.int64)}
     tail, head, weight = (xp.asarray(originals[name]) for name in ("tail", "head", "weight"))
-    table = ArcTable(xp, tail, head, weight)
+    table = ArcTable(xp, tail, head)
     g = normalized(xp, n, tail, head, weight, xp.arange(graph.num_arcs, dtype=xp.int64))
     alive = xp.ones(n, dtype=bool)
     live_ids = xp.arange(n, dtype=xp.int64)      # the nodes of G_l, ascending

@@ -20,15 +20,16 @@ from engine.ch.shortcut import Shortcuts
 class ArcTable:
     """Every arc the hierarchy knows: original arcs first, then shortcuts in order;
     ``leave[id]`` is the level at which arc ``id`` left the overlay, or -1 (never
-    in one, replaced by a shortcut, or in the core)."""
+    in one, replaced by a shortcut, or in the core). The original arcs' columns
+    stay with the caller; the table keeps their ends, which ``level_arcs`` needs."""
 
-    def __init__(self, xp, tail, head, weight):
-        m = tail.size
+    def __init__(self, xp, tail, head):
+        m = int(tail.size)
         self.xp = xp
-        self.parts = {"tail": [tail], "head": [head], "weight": [weight],
-                      "child1": [xp.full(m, -1, dtype=xp.int64)],
-                      "child2": [xp.full(m, -1, dtype=xp.int64)]}
-        self.size = int(m)
+        self.original_ends = {"tail": tail, "head": head}
+        self.shortcuts = {name: [] for name in ("tail", "head", "weight", "child1", "child2")}
+        self.num_original = m
+        self.size = m
         self.leave = xp.full(2 * m, -1, dtype=xp.int32)   # grown geometrically
 
     def add_shortcuts(self, g: Overlay, sc: Shortcuts):
@@ -37,7 +38,7 @@ class ArcTable:
         ids = xp.arange(self.size, self.size + k, dtype=xp.int64)
         for name, values in (("tail", sc.tail), ("head", sc.head), ("weight", sc.weight),
                              ("child1", g.harc[sc.in_arc]), ("child2", g.harc[sc.out_arc])):
-            self.parts[name].append(values)
+            self.shortcuts[name].append(values)
         self.size += k
         if self.size > self.leave.size:
             grown = xp.full(2 * self.size, -1, dtype=xp.int32)
@@ -57,14 +58,13 @@ class ArcTable:
     def host_arrays(self, originals):
         """Every column as a host int64 array: the original arcs' from ``originals``
         (already on the host) or -1 (children), the shortcuts' copied once."""
-        xp = self.xp
-        m = int(self.parts["tail"][0].size)
+        xp, m = self.xp, self.num_original
         out = {}
-        for name, chunks in self.parts.items():
+        for name, chunks in self.shortcuts.items():
             column = device.host_empty(xp, self.size, np.int64)
             column[:m] = originals.get(name, -1)
             if self.size > m:
-                shortcuts = xp.concatenate(chunks[1:])
+                shortcuts = xp.concatenate(chunks)
                 if device.on_gpu(xp):
                     shortcuts.get(out=column[m:])
                 else:
@@ -81,8 +81,8 @@ class ArcTable:
         n = int(node_level.size)
         ids = xp.flatnonzero(self.leave[:self.size] >= 0)
         level = self.leave[ids].astype(xp.int64)
-        tail = xp.concatenate(self.parts["tail"])[ids]
-        head = xp.concatenate(self.parts["head"])[ids]
+        tail, head = (xp.concatenate([self.original_ends[name], *self.shortcuts[name]])[ids]
+                      for name in ("tail", "head"))
         up = node_level[tail] == level
         down = ~up
         # node ids are int32, so (tail, head) packs into one int64 key

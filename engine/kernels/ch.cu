@@ -469,6 +469,19 @@ extern "C" __global__ void ch_extract_new(const i64* sc_tail, const i64* sc_head
 // pred[i][j] is the predecessor of j on the best path from i found so far.
 #define FW_TILE 32
 
+// The in-place pivot steps of one tile d (with pr): d[i][j] against left[i][p] +
+// right[p][j] for the tile's 32 pivots, the predecessor taken from right_pr[p][j].
+__device__ __forceinline__ void fw_tile_pivots(i64 (*d)[FW_TILE], int (*pr)[FW_TILE],
+                                               i64 (*left)[FW_TILE], i64 (*right)[FW_TILE],
+                                               int (*right_pr)[FW_TILE]) {
+    int ty = threadIdx.y, tx = threadIdx.x;
+    for (int p = 0; p < FW_TILE; ++p) {
+        i64 through = left[ty][p] + right[p][tx];
+        if (through < d[ty][tx]) { d[ty][tx] = through; pr[ty][tx] = right_pr[p][tx]; }
+        __syncthreads();
+    }
+}
+
 extern "C" __global__ void ch_fw_diagonal(i64* dist, int* pred, i64 P, i64 b) {
     __shared__ i64 d[FW_TILE][FW_TILE];
     __shared__ int pr[FW_TILE][FW_TILE];
@@ -476,11 +489,7 @@ extern "C" __global__ void ch_fw_diagonal(i64* dist, int* pred, i64 P, i64 b) {
     i64 at = (b * FW_TILE + ty) * P + b * FW_TILE + tx;
     d[ty][tx] = dist[at]; pr[ty][tx] = pred[at];
     __syncthreads();
-    for (int p = 0; p < FW_TILE; ++p) {
-        i64 through = d[ty][p] + d[p][tx];
-        if (through < d[ty][tx]) { d[ty][tx] = through; pr[ty][tx] = pr[p][tx]; }
-        __syncthreads();
-    }
+    fw_tile_pivots(d, pr, d, d, pr);
     dist[at] = d[ty][tx]; pred[at] = pr[ty][tx];
 }
 
@@ -497,16 +506,8 @@ extern "C" __global__ void ch_fw_cross(i64* dist, int* pred, i64 P, i64 b) {
     diag[ty][tx] = dist[at_diag]; diag_pr[ty][tx] = pred[at_diag];
     d[ty][tx] = dist[at]; pr[ty][tx] = pred[at];
     __syncthreads();
-    for (int p = 0; p < FW_TILE; ++p) {
-        if (row) {
-            i64 through = diag[ty][p] + d[p][tx];
-            if (through < d[ty][tx]) { d[ty][tx] = through; pr[ty][tx] = pr[p][tx]; }
-        } else {
-            i64 through = d[ty][p] + diag[p][tx];
-            if (through < d[ty][tx]) { d[ty][tx] = through; pr[ty][tx] = diag_pr[p][tx]; }
-        }
-        __syncthreads();
-    }
+    if (row) fw_tile_pivots(d, pr, diag, d, pr);       // through the diagonal, then along the row
+    else fw_tile_pivots(d, pr, d, diag, diag_pr);      // along the column, then the diagonal
     dist[at] = d[ty][tx]; pred[at] = pr[ty][tx];
 }
 

@@ -54,7 +54,8 @@ def cmd_route(args) -> dict:
     if args.hierarchy:
         from engine import phast
         h = _hierarchy(args, graph)
-        path = phast.path(h, phast.sssp(h, s, backend).tree, t)
+        q = phast.PhastQuery(h, backend)
+        path = q.path(q.tree(s).tree, t)
         method = "PHAST on the contraction hierarchy"
     else:
         path = shortest_path(graph, s, t, args.metric)
@@ -82,7 +83,7 @@ def cmd_tree(args) -> dict:
     if args.hierarchy:
         from engine import phast
         h = _hierarchy(args, graph)
-        result = phast.sssp(h, source, backend)
+        result = phast.PhastQuery(h, backend).tree(source)
         method = "phast"
     else:
         result = shortest_path_tree(graph, source, args.metric, args.method, backend)
@@ -215,7 +216,7 @@ def _sssp_methods():
 def main(argv: list[str]) -> int:
     from engine.backend import BackendError
     from engine.io import LoadError
-    from engine.reference import Unreachable
+    from engine.paths import Unreachable
 
     args = parser().parse_args(argv)
     run = {"info": cmd_info, "route": cmd_route, "tree": cmd_tree,

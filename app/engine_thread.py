@@ -38,7 +38,7 @@ import numpy as np
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from engine import backend as engine_backend
-from engine import phast, reference, sssp
+from engine import paths, phast, reference, sssp
 from engine.ch import Hierarchy, contract
 from engine.graph import RoadGraph
 from engine.io.errors import LoadError
@@ -98,7 +98,7 @@ class RouteResult:
     source: int
     target: int
     metric: str
-    path: reference.Path
+    path: paths.Path
     xy: np.ndarray | None    # [k, 2] polyline along arc geometry, None without coordinates
     summary: str
     compute_ms: float
@@ -123,7 +123,7 @@ class TreeAnswer:
     backend: str          # e.g. "GPU: NVIDIA H100 80GB HBM3 (80 GiB)"
     compute_ms: float     # on the device
     total_ms: float       # with the copy to host memory
-    tree: reference.ShortestPathTree
+    tree: paths.ShortestPathTree
     stats: dict
     level_ms: dict | None = None   # PHAST: {"up": [ms per level], "core": ms, "down": [...]}
 
@@ -194,7 +194,7 @@ class HierarchyAnswer:
 
 def readable(exc: BaseException) -> str:
     """A message a person can act on: LoadError text as is, else type and message."""
-    if isinstance(exc, (LoadError, reference.Unreachable)):
+    if isinstance(exc, (LoadError, paths.Unreachable)):
         return str(exc)
     if isinstance(exc, MemoryError):
         return "out of memory"
@@ -250,6 +250,7 @@ class EngineWorker(QObject):
         self.drawing: NetworkDrawing | None = None
         self.serial = 0
         self._warm: set[tuple] = set()     # (graph serial, metric, method) run once already
+        self._phast: phast.PhastQuery | None = None
 
     @Slot()
     def on_started(self) -> None:
@@ -297,12 +298,12 @@ class EngineWorker(QObject):
             matrix = reference.scipy_matrix(graph, req.metric)
             t0 = time.perf_counter()
             tree = reference.sssp(graph, req.source, req.metric, matrix)
-            path = reference.path_from_tree(graph, tree, req.target)
+            path = paths.path_from_tree(graph, tree, req.target)
             ms = (time.perf_counter() - t0) * 1000
             xy = None if self.drawing is None else route_polyline(self.drawing.points, graph, path.arcs)
             text = route_summary(graph, path).text(ms)
         except BaseException as e:  # noqa: BLE001
-            if not isinstance(e, reference.Unreachable):
+            if not isinstance(e, paths.Unreachable):
                 traceback.print_exc(file=sys.stderr)
             self.route_failed.emit(req.request_id, readable(e))
             return
@@ -323,25 +324,24 @@ class EngineWorker(QObject):
             self._warm.add(key)
         return sssp.shortest_path_tree(graph, source, metric, method, self.backend)
 
-    def _phast(self, h: Hierarchy | None, source: int, metric: str) -> phast.PhastResult:
+    def _phast_tree(self, h: Hierarchy | None, source: int, metric: str) -> phast.PhastResult:
         """A PHAST tree with per-level times on hierarchy ``h`` (warmed up once)."""
         if h is None:
             raise RuntimeError("there is no contraction hierarchy: contract the graph first")
         if h.metric != metric:
             raise RuntimeError(f"the hierarchy was built for the metric {h.metric!r}; contract "
                                f"again for {metric!r} or choose another method")
-        key = (id(h), PHAST)
-        if key not in self._warm:
-            phast.sssp(h, source, self.backend, per_level=True)
-            self._warm.add(key)
-        return phast.sssp(h, source, self.backend, per_level=True)
+        if self._phast is None or self._phast.hierarchy is not h:
+            self._phast = phast.PhastQuery(h, self.backend)
+            self._phast.tree(source, per_level=True)        # warm-up
+        return self._phast.tree(source, per_level=True)
 
     @Slot(object)
     def tree(self, req: TreeRequest) -> None:
         try:
             graph = self._graph_for(req.graph_serial)
             if req.method == PHAST:
-                r = self._phast(req.hierarchy, req.source, req.metric)
+                r = self._phast_tree(req.hierarchy, req.source, req.metric)
                 method, stats, level_ms = PHAST, {}, r.level_ms
             else:
                 r = self._tree(graph, req.source, req.metric, req.method)   # "auto": engine's choice

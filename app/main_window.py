@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QFormLayout,
                                QProgressBar, QPushButton, QScrollArea, QSplitter, QToolButton,
                                QVBoxLayout, QWidget)
 
-from engine import reference
+from engine import paths
 from engine.graph import RoadGraph
 from engine.sssp import METHODS
 from engine.summary import route_summary
@@ -755,8 +755,8 @@ class MainWindow(QMainWindow):
         g, t = self.graph, self.tree.tree
         unit = self.tree_bins.unit
         try:
-            path = reference.path_from_tree(g, t, node)
-        except reference.Unreachable as e:
+            path = paths.path_from_tree(g, t, node)
+        except paths.Unreachable as e:
             self._set_route(None, f"node {g.node_id[node]}: {e}", error=pinned)
             return
         xy = None if self.drawing is None else route_polyline(self.drawing.points, g, path.arcs)

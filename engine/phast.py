@@ -9,7 +9,6 @@ the same sweeps in Numba. Parents come from the final distances
 from __future__ import annotations
 
 import time
-import weakref
 from dataclasses import dataclass
 
 import numba
@@ -18,7 +17,7 @@ import numpy as np
 from engine import backend as backends
 from engine.backend import load_module
 from engine.ch.hierarchy import Hierarchy
-from engine.reference import Path, ShortestPathTree, path_from_tree
+from engine.paths import Path, ShortestPathTree, check_node, path_from_tree
 from engine.sssp.graph_batch import captured
 from engine.sssp.parents import parent_arcs
 from engine.sssp.prepared import prepare
@@ -77,74 +76,72 @@ def _search_arrays(h: Hierarchy, up_tail, core):
             "core_index": core_index}
 
 
-_indexes: "weakref.WeakKeyDictionary[Hierarchy, dict]" = weakref.WeakKeyDictionary()
+class PhastQuery:
+    """PHAST trees on one hierarchy and backend. Owns what repeated queries reuse: the
+    sweep arrays on the backend, the graph prepared for parent arcs, and the GPU
+    buffers and captured launches per batch size. Made once per hierarchy and
+    backend by whoever queries; dropping it frees the device memory."""
 
+    def __init__(self, h: Hierarchy, backend=None) -> None:
+        if h.graph is None:
+            raise ValueError("the hierarchy is not attached to its graph (Hierarchy.attach)")
+        self.hierarchy = h
+        self.backend = backend or backends.current()
+        self.index = _Index(h, self.backend)
+        self.prepared = prepare(h.graph, h.metric, self.backend)
 
-def _index(h: Hierarchy, backend) -> _Index:
-    per = _indexes.setdefault(h, {})
-    if backend.name not in per:
-        per[backend.name] = _Index(h, backend)
-    return per[backend.name]
+    def tree(self, source: int, per_level: bool = False) -> PhastResult:
+        """Shortest-path tree from internal node ``source``."""
+        h, backend = self.hierarchy, self.backend
+        check_node(h.graph, source)
+        timer = Timer(backend)
+        t0 = time.perf_counter()
+        level_ms = None
+        with timer.step("distances"):
+            if backend.is_gpu:
+                d, level_ms = _gpu_distances(self.index, [int(source)], per_level)
+                d = d[0]
+                unreached = int(U64_INF)
+            else:
+                d, level_ms = _cpu_distances(self.index, int(source), per_level)
+                unreached = INF64
+        with timer.step("parents"):
+            parent_arc = parent_arcs(self.prepared, d, unreached, int(source), on_device=True)
+        parent_arc = backend.to_host(parent_arc)
+        d_host = backend.to_host(d)
+        total_ms = (time.perf_counter() - t0) * 1000
+        distance = d_host.astype(np.int64)
+        distance[d_host == unreached] = -1
+        parent = np.full(h.num_nodes, -1, dtype=np.int32)
+        has = parent_arc >= 0
+        parent[has] = h.graph.tail[parent_arc[has]]
+        tree = ShortestPathTree(int(source), h.metric, distance, parent, parent_arc)
+        return PhastResult(tree, sum(r.ms for r in timer.records()), total_ms, level_ms)
 
+    def distances(self, sources) -> np.ndarray:
+        """Distances (int64 [len(sources), n], -1 unreachable) from many sources at once.
 
-def sssp(h: Hierarchy, source: int, backend=None, per_level: bool = False) -> PhastResult:
-    """Shortest-path tree from internal node ``source`` (the graph is ``h.graph``)."""
-    if h.graph is None:
-        raise ValueError("the hierarchy is not attached to its graph (Hierarchy.attach)")
-    if not 0 <= int(source) < h.num_nodes:
-        raise IndexError(f"node index {source} out of range 0..{h.num_nodes - 1}")
-    backend = backend or backends.current()
-    index = _index(h, backend)
-    timer = Timer(backend)
-    t0 = time.perf_counter()
-    level_ms = None
-    with timer.step("distances"):
-        if backend.is_gpu:
-            d, level_ms = _gpu_distances(index, [int(source)], per_level)
-            d = d[0]
-            unreached = int(U64_INF)
-        else:
-            d, level_ms = _cpu_distances(index, int(source), per_level)
-            unreached = INF64
-    with timer.step("parents"):
-        parent_arc = parent_arcs(prepare(h.graph, h.metric, backend), d, unreached, int(source),
-                                 on_device=True)
-    parent_arc = backend.to_host(parent_arc)
-    d_host = backend.to_host(d)
-    total_ms = (time.perf_counter() - t0) * 1000
-    distance = d_host.astype(np.int64)
-    distance[d_host == unreached] = -1
-    parent = np.full(h.num_nodes, -1, dtype=np.int32)
-    has = parent_arc >= 0
-    parent[has] = h.graph.tail[parent_arc[has]]
-    tree = ShortestPathTree(int(source), h.metric, distance, parent, parent_arc)
-    return PhastResult(tree, sum(r.ms for r in timer.records()), total_ms, level_ms)
-
-
-def sssp_batch(h: Hierarchy, sources, backend=None) -> np.ndarray:
-    """Distances (int64 [len(sources), n], -1 unreachable) from many sources at once.
-
-    On the GPU every level's kernel serves all sources together, so the arcs of a
-    level are read once per batch rather than once per source.
-    """
-    backend = backend or backends.current()
-    index = _index(h, backend)
-    sources = [int(s) for s in sources]
-    if backend.is_gpu:
-        d, _ = _gpu_distances(index, sources, False)
-        d = d.get()
-        out = d.astype(np.int64)
-        out[d == U64_INF] = -1
+        On the GPU every level's kernel serves all sources together, so the arcs of a
+        level are read once per batch rather than once per source.
+        """
+        sources = [int(s) for s in sources]
+        for s in sources:
+            check_node(self.hierarchy.graph, s)
+        if self.backend.is_gpu:
+            d, _ = _gpu_distances(self.index, sources, False)
+            d = d.get()
+            out = d.astype(np.int64)
+            out[d == U64_INF] = -1
+            return out
+        n = self.hierarchy.num_nodes
+        out = np.stack([_cpu_distances(self.index, s)[0] for s in sources]) if sources else \
+            np.zeros((0, n), dtype=np.int64)
+        out[out == INF64] = -1
         return out
-    out = np.stack([_cpu_distances(index, s)[0] for s in sources]) if sources else \
-        np.zeros((0, h.num_nodes), dtype=np.int64)
-    out[out == INF64] = -1
-    return out
 
-
-def path(h: Hierarchy, tree: ShortestPathTree, target: int) -> Path:
-    """The path to ``target`` as original arcs (raises reference.Unreachable)."""
-    return path_from_tree(h.graph, tree, target)
+    def path(self, tree: ShortestPathTree, target: int) -> Path:
+        """The path to ``target`` as original arcs (raises engine.paths.Unreachable)."""
+        return path_from_tree(self.hierarchy.graph, tree, target)
 
 
 # ------------------------------------------------------------------ GPU

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.graph import RoadGraph, haversine_m
-from engine.reference import Path
+from engine.paths import Path
 
 # Seconds per unit of a time metric, by the unit name a loader records.
 TIME_UNIT_SECONDS = {"s": 1.0, "ds": 0.1, "ms": 0.001}

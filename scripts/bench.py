@@ -117,7 +117,7 @@ def bench_sssp() -> tuple[list[str], list[list[str]]]:
     from engine.generate import generate_road_network
     from engine.io import load
     from engine.reference import scipy_matrix, sssp
-    from engine.sssp import METHODS, shortest_path_tree
+    from engine.sssp import METHODS, TreeQuery
 
     backend = backends.select("auto")
     graphs = []
@@ -137,9 +137,10 @@ def bench_sssp() -> tuple[list[str], list[list[str]]]:
         variants = [(name, {}) for name in METHODS]
         variants += [("kstep", {"k": k}) for k in (1, 2, 3, 5, 6)]   # k = 4 is the default row
         variants += [("near_far", {"delta_factor": f}) for f in (4, 16, 32, 64)]
+        query = TreeQuery(g, metric, backend)
         for name, options in variants:
-            shortest_path_tree(g, int(sources[0]), metric, name, backend, **options)   # warm-up
-            results = [shortest_path_tree(g, int(s), metric, name, backend, **options) for s in sources]
+            query.tree(int(sources[0]), name, **options)   # warm-up
+            results = [query.tree(int(s), name, **options) for s in sources]
             compute = statistics.median(r.compute_ms for r in results)
             total = statistics.median(r.total_ms for r in results)
             label_name = " ".join([name] + [f"{k}={v:g}" for k, v in options.items()])
@@ -159,7 +160,7 @@ def bench_near_far_grid() -> tuple[list[str], list[list[str]]]:
     from engine import backend as backends
     from engine.generate import generate_road_network
     from engine.io import load
-    from engine.sssp import shortest_path_tree
+    from engine.sssp import TreeQuery
 
     backend = backends.select("gpu")
     graphs = [("generated 2 M", generate_road_network(2_000_000, seed=1))]
@@ -169,14 +170,14 @@ def bench_near_far_grid() -> tuple[list[str], list[list[str]]]:
     rows = []
     for label, g in graphs:
         sources = np.random.default_rng(4).integers(0, g.num_nodes, 20)
+        query = TreeQuery(g, "distance", backend)
         for blocks in (16, 33, 66, 132):
             for threads in (256, 1024):
                 for factor in (16, 32, 64):
                     options = dict(blocks=blocks, threads=threads, delta_factor=factor)
-                    shortest_path_tree(g, int(sources[0]), "distance", "near_far", backend, **options)
-                    ms = statistics.median(
-                        shortest_path_tree(g, int(s), "distance", "near_far", backend, **options).compute_ms
-                        for s in sources)
+                    query.tree(int(sources[0]), "near_far", **options)
+                    ms = statistics.median(query.tree(int(s), "near_far", **options).compute_ms
+                                           for s in sources)
                     rows.append([label, str(blocks), str(threads), str(factor), f"{ms:.2f}"])
     return ["graph", "blocks", "threads", "delta factor", "median ms"], rows
 
@@ -232,8 +233,9 @@ def ch_rows(label, g, metric, backend) -> list[list[str]]:
         _, cpu_s = timed(contract, g, metric, backend=cpu_backend())
         rows.append([label, "contract (CPU backend, NumPy + Numba)", f"{cpu_s * 1000:.0f} ms",
                      f"{cpu_s * 1000 / build_ms:.0f}x the GPU"])
-    phast.sssp(h, int(sources[0]), backend)                         # warm-up
-    trees = [phast.sssp(h, int(x), backend) for x in sources]
+    query = phast.PhastQuery(h, backend)
+    query.tree(int(sources[0]))                                      # warm-up
+    trees = [query.tree(int(x)) for x in sources]
     q = statistics.median(t.compute_ms for t in trees)
     q_total = statistics.median(t.total_ms for t in trees)
     matrix = scipy_matrix(g, metric)
@@ -241,8 +243,8 @@ def ch_rows(label, g, metric, backend) -> list[list[str]]:
     rows.append([label, f"PHAST tree ({backend.name})", f"{q:.2f} ms ({q_total:.2f} with copy)",
                  f"{scipy_ms / q:.0f}x scipy Dijkstra ({scipy_ms:.0f} ms)"])
     batch = sources[:32]
-    phast.sssp_batch(h, batch, backend)
-    _, bs = timed(phast.sssp_batch, h, batch, backend)
+    query.distances(batch)
+    _, bs = timed(query.distances, batch)
     rows.append([label, f"PHAST batch of 32 ({backend.name})", f"{bs * 1000 / 32:.2f} ms per tree", "distances only"])
     try:
         from routingkit_ch import CHQuery, ContractionHierarchy
@@ -269,7 +271,8 @@ def ch_sweep_rows(g, metric, backend) -> list[list[str]]:
     rows = []
     for name, value in [("C", C) for C in (0.1, 0.2, 0.4, 0.5)] + [("K", K) for K in (257, 513, 2049, 4097)]:
         h, wall, built = contract_runs(g, metric, backend, 3, **{name: value})
-        q = statistics.median(phast.sssp(h, int(x), backend).compute_ms for x in range(0, g.num_nodes, g.num_nodes // 20))
+        query = phast.PhastQuery(h, backend)
+        q = statistics.median(query.tree(int(x)).compute_ms for x in range(0, g.num_nodes, g.num_nodes // 20))
         rows.append(["NY distance", f"{name} = {value}",
                      f"{statistics.median(wall):.0f} ms ({statistics.median(built):.0f} on the device; median of 3)",
                      f"{h.num_levels} levels, growth {h.edge_growth:.3f}, PHAST {q:.2f} ms"])

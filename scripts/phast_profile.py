@@ -47,9 +47,10 @@ def main() -> None:
             steps[k] = steps.get(k, 0.0) + v
     print("step sums (ms):", {k: round(v, 1) for k, v in steps.items()}, "apsp", h.params["apsp_ms"])
     sources = np.random.default_rng(7).integers(0, g.num_nodes, args.sources)
-    phast.sssp(h, int(sources[0]), backend)
-    trees = [phast.sssp(h, int(s), backend) for s in sources]
-    levels = [phast.sssp(h, int(s), backend, per_level=True).level_ms for s in sources]
+    query = phast.PhastQuery(h, backend)
+    query.tree(int(sources[0]))
+    trees = [query.tree(int(s)) for s in sources]
+    levels = [query.tree(int(s), per_level=True).level_ms for s in sources]
     med = statistics.median
     print(f"PHAST tree: compute {med(t.compute_ms for t in trees):.3f} ms, "
           f"with copy {med(t.total_ms for t in trees):.3f} ms")
@@ -60,11 +61,11 @@ def main() -> None:
         print(f"  one launch at a time: up {up:.3f} ms ({len(levels[0]['up'])} levels), "
               f"core {core:.3f} ms, down {down:.3f} ms ({len(levels[0]['down'])} levels)")
     t0 = time.perf_counter()
-    phast.sssp_batch(h, sources[:1], backend)
+    query.distances(sources[:1])
     reps = 20
     t0 = time.perf_counter()
     for s in sources[:reps]:
-        phast.sssp_batch(h, [int(s)], backend)
+        query.distances([int(s)])
     print(f"  distances only (batch of 1, host copy included): {(time.perf_counter() - t0) * 1000 / reps:.3f} ms")
 
 

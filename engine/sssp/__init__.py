@@ -1,8 +1,8 @@
 """Shortest-path trees with no preprocessing: three GPU variants, each with a CPU twin.
 
-``shortest_path_tree(graph, source, method=...)`` runs one variant on the current
-backend and returns a ``ShortestPathTree`` (host NumPy arrays, the same type as
-the reference) plus timings. Every variant yields the same tree on both backends:
+``TreeQuery(graph, metric, backend).tree(source, method=...)`` runs one variant and
+returns a ``ShortestPathTree`` (host NumPy arrays, the same type as the reference)
+plus timings; the query object keeps the prepared graph for the next tree. Every variant yields the same tree on both backends:
 distances are unique, and the parent of a node is chosen from the final distances
 alone (engine/sssp/parents.py).
 """
@@ -15,7 +15,7 @@ import numpy as np
 
 from engine import backend as backends
 from engine.graph import RoadGraph
-from engine.reference import ShortestPathTree
+from engine.paths import ShortestPathTree, check_node
 from engine.sssp import bellman_ford, locality, near_far
 from engine.sssp.parents import parent_arcs
 from engine.sssp.prepared import prepare
@@ -46,59 +46,76 @@ def method_names() -> list[str]:
     return list(METHODS)
 
 
+class TreeQuery:
+    """Shortest-path trees on one graph, metric and backend. Owns the prepared graph
+    (device arrays, per-variant tuning, buffers and captured launches), so repeated
+    trees reuse them; made by whoever queries, dropped to free device memory."""
+
+    def __init__(self, graph: RoadGraph, metric: str | None = None, backend=None) -> None:
+        self.graph = graph
+        self.backend = backend or backends.current()
+        self.prepared = prepare(graph, metric, self.backend)
+        self.metric = self.prepared.metric
+
+    def tree(self, source: int, method: str = "auto", **options) -> TreeResult:
+        """One-to-all shortest paths from internal node ``source``."""
+        check_node(self.graph, source)
+        if method != "auto" and method not in METHODS:
+            raise ValueError(f"unknown SSSP method {method!r}; choose one of auto, {', '.join(METHODS)}")
+        if method == "auto":
+            method = self.fastest_method(int(source)) if self.backend.is_gpu else DEFAULT_METHOD
+        prep, backend = self.prepared, self.backend
+        timer = Timer(backend)
+        t0 = time.perf_counter()
+        d, stats, unreached = _distances(prep, METHODS[method][0], int(source), timer, options)
+        with timer.step("parents"):
+            parent_arc = parent_arcs(prep, d, unreached, int(source))
+        d_host = backend.to_host(d)
+        total_ms = (time.perf_counter() - t0) * 1000
+        records = timer.records()
+        if "_iterations" in stats:   # read back from the device only now, off the clock
+            stats["iterations"] = int(stats.pop("_iterations").get()[0])
+        distance = d_host.astype(np.int64)
+        distance[d_host == unreached] = -1
+        parent = np.full(self.graph.num_nodes, -1, dtype=np.int32)
+        has_parent = parent_arc >= 0
+        parent[has_parent] = self.graph.tail[parent_arc[has_parent]]
+        tree = ShortestPathTree(int(source), prep.metric, distance, parent, parent_arc)
+        return TreeResult(tree, method, backend.name, sum(r.ms for r in records), total_ms,
+                          {**stats, "steps": {r.step: r.ms for r in records}})
+
+    def fastest_method(self, source: int) -> str:
+        """On the GPU the best variant depends on the graph (Bellman-Ford wins when the
+        tree is shallow and the graph fits in cache, near-far on large graphs): time each
+        once, after a warm-up, on the first "auto" query, and keep the winner."""
+        tuning = self.prepared.tuning
+        if "auto_method" not in tuning:
+            times = {}
+            for name in METHODS:
+                self.tree(source, name)   # warm-up
+                times[name] = self.tree(source, name).compute_ms
+            tuning["auto_method"] = min(times, key=times.get)
+        return tuning["auto_method"]
+
+
 def shortest_path_tree(graph: RoadGraph, source: int, metric: str | None = None,
                        method: str = "auto", backend=None, **options) -> TreeResult:
-    """One-to-all shortest paths from internal node ``source``."""
-    if not 0 <= int(source) < graph.num_nodes:
-        raise IndexError(f"node index {source} out of range 0..{graph.num_nodes - 1}")
-    if method != "auto" and method not in METHODS:
-        raise ValueError(f"unknown SSSP method {method!r}; choose one of auto, {', '.join(METHODS)}")
-    backend = backend or backends.current()
-    prep = prepare(graph, metric, backend)
-    if method == "auto":
-        method = _fastest_method(graph, int(source), prep) if backend.is_gpu else DEFAULT_METHOD
-    module = METHODS[method][0]
-    timer = Timer(backend)
-    t0 = time.perf_counter()
-    if backend.is_gpu:
-        with timer.step("distances"):
-            d, stats = module.run_gpu(prep, int(source), dist64=False, **options)
-        if _may_have_overflowed(prep, d):
-            with timer.step("distances (64-bit rerun)"):
-                d, stats = module.run_gpu(prep, int(source), dist64=True, **options)
-        unreached = int(np.iinfo(d.dtype).max)
-    else:
-        with timer.step("distances"):
-            d, stats = module.run_cpu(prep, int(source), **options)
-        unreached = int(np.iinfo(np.int64).max)
-    with timer.step("parents"):
-        parent_arc = parent_arcs(prep, d, unreached, int(source))
-    d_host = backend.to_host(d)
-    total_ms = (time.perf_counter() - t0) * 1000
-    records = timer.records()
-    if "_iterations" in stats:   # read back from the device only now, off the clock
-        stats["iterations"] = int(stats.pop("_iterations").get()[0])
-    distance = d_host.astype(np.int64)
-    distance[d_host == unreached] = -1
-    parent = np.full(graph.num_nodes, -1, dtype=np.int32)
-    has_parent = parent_arc >= 0
-    parent[has_parent] = graph.tail[parent_arc[has_parent]]
-    tree = ShortestPathTree(int(source), prep.metric, distance, parent, parent_arc)
-    return TreeResult(tree, method, backend.name, sum(r.ms for r in records), total_ms,
-                      {**stats, "steps": {r.step: r.ms for r in records}})
+    """One tree with a fresh TreeQuery; hold a TreeQuery for repeated trees."""
+    return TreeQuery(graph, metric, backend).tree(source, method, **options)
 
 
-def _fastest_method(graph, source: int, prep) -> str:
-    """On the GPU the best variant depends on the graph (Bellman-Ford wins when the
-    tree is shallow and the graph fits in cache, near-far on large graphs): time each
-    once, after a warm-up, on the first query of a graph, and keep the winner."""
-    if "auto_method" not in prep.tuning:
-        times = {}
-        for name in METHODS:
-            shortest_path_tree(graph, source, prep.metric, name, prep.backend)   # warm-up
-            times[name] = shortest_path_tree(graph, source, prep.metric, name, prep.backend).compute_ms
-        prep.tuning["auto_method"] = min(times, key=times.get)
-    return prep.tuning["auto_method"]
+def _distances(prep, module, source: int, timer, options):
+    """(distances on the backend, stats, the value of unreached nodes)."""
+    if not prep.backend.is_gpu:
+        with timer.step("distances"):
+            d, stats = module.run_cpu(prep, source, **options)
+        return d, stats, int(np.iinfo(np.int64).max)
+    with timer.step("distances"):
+        d, stats = module.run_gpu(prep, source, dist64=False, **options)
+    if _may_have_overflowed(prep, d):
+        with timer.step("distances (64-bit rerun)"):
+            d, stats = module.run_gpu(prep, source, dist64=True, **options)
+    return d, stats, int(np.iinfo(d.dtype).max)
 
 
 def _may_have_overflowed(prep, d) -> bool:

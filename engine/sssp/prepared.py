@@ -2,11 +2,10 @@
 
 Holds the CSR with uint32 costs, the arc list in Bellman-Ford's cache-friendly
 order, and per-variant tuning measured on this graph; on the GPU the arrays live
-on the device. Prepared forms are kept per graph and metric while the graph lives.
+on the device. Query objects (TreeQuery, PhastQuery) own one each.
 """
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,20 +56,14 @@ class Prepared:
         return self.bf_order
 
 
-_cache: "weakref.WeakKeyDictionary[RoadGraph, dict]" = weakref.WeakKeyDictionary()
-
-
 def prepare(graph: RoadGraph, metric: str | None, backend) -> Prepared:
+    """``graph`` under ``metric`` on ``backend``; the caller keeps it for its queries."""
     metric = metric or graph.default_metric
-    per_graph = _cache.setdefault(graph, {})
-    key = (metric, backend.name)
-    if key not in per_graph:
-        w = graph.metric(metric)
-        xp = backend.xp
-        per_graph[key] = Prepared(
-            graph=graph, metric=metric, backend=backend, n=graph.num_nodes, m=graph.num_arcs,
-            first_out=xp.asarray(graph.first_out), head=xp.asarray(graph.head),
-            tail=xp.asarray(graph.tail), weight=xp.asarray(w.astype(np.uint32)),
-            min_weight=int(w.min()) if w.size else 0, max_weight=int(w.max()) if w.size else 0,
-            mean_weight=float(w.mean()) if w.size else 1.0)
-    return per_graph[key]
+    w = graph.metric(metric)
+    xp = backend.xp
+    return Prepared(
+        graph=graph, metric=metric, backend=backend, n=graph.num_nodes, m=graph.num_arcs,
+        first_out=xp.asarray(graph.first_out), head=xp.asarray(graph.head),
+        tail=xp.asarray(graph.tail), weight=xp.asarray(w.astype(np.uint32)),
+        min_weight=int(w.min()) if w.size else 0, max_weight=int(w.max()) if w.size else 0,
+        mean_weight=float(w.mean()) if w.size else 1.0)

@@ -12,8 +12,8 @@ import pytest
 from PySide6.QtCore import QThread, QTimer
 
 from app.engine_thread import EngineClient
-from engine import reference
-from engine.reference import check_path
+from engine import paths
+from engine.paths import check_path
 from tests.app.helpers import ISLAND, LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, grid_graph, write_dimacs
 
 
@@ -166,7 +166,7 @@ def test_tree_comes_back_as_numpy_arrays(qtbot, client, graph):
     assert (a.source, a.metric, a.method) == (3, "travel_time", "bellman_ford")
     assert isinstance(a.tree.distance, np.ndarray) and np.array_equal(a.tree.distance, ref.distance)
     assert a.tree.distance[ISLAND] == -1 and a.compute_ms > 0 and a.backend.startswith("CPU")
-    path = reference.path_from_tree(graph, a.tree, 20)
+    path = paths.path_from_tree(graph, a.tree, 20)
     check_path(graph, path)
 
 

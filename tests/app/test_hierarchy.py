@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QFileDialog
 from app import engine_thread
 from app.engine_thread import PHAST
 from app.network_geometry import route_polyline
-from engine import reference
+from engine import paths
 from engine.ch import STEPS
 from tests.app.helpers import click_node, grid_graph, load_graph
 
@@ -235,7 +235,7 @@ def test_phast_tree_after_contraction_with_the_per_level_chart(qtbot, window, ne
     with qtbot.waitSignal(window.route_shown, timeout=TREE_TIMEOUT_MS,
                           check_params_cb=lambda r: r is not None and r.target == target):
         click_node(qtbot, window, target)
-    reference.check_path(network, window.route_result.path)
+    paths.check_path(network, window.route_result.path)
 
     load_graph(qtbot, window, grid_graph())          # another graph drops the hierarchy
     assert window.hierarchy is None and window.engine.hierarchy is None

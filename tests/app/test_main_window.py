@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from engine.reference import check_path
+from engine.paths import check_path
 from tests.app.helpers import (ID_OFFSET, ISLAND, LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, SHARED_DATA,
                                click_node, context_menu_action, grid_graph, load_graph,
                                node_viewport_pos, write_dimacs)

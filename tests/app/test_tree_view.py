@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from engine import reference, sssp
+from engine import paths, sssp
 from engine.sssp import METHODS
 from tests.app.helpers import (ISLAND, ROUTE_TIMEOUT_MS, click_node, context_menu_action,
                                load_graph, node_viewport_pos)
@@ -77,7 +77,7 @@ def test_hover_then_click_show_distance_and_path_from_the_tree(qtbot, window, gr
                           check_params_cb=lambda r: r is not None and r.target == B):
         QTest.mouseMove(viewport, node_viewport_pos(window, B))
     path = window.route_result.path
-    reference.check_path(graph, path)
+    paths.check_path(graph, path)
     assert path.source == A and path.distance == answer.tree.distance[B]
     assert window.summary.text().startswith(f"<b>{window.tree_bins.unit.format(path.distance)}</b>")
     assert window.tree_bins.unit.format(path.distance).endswith(" km")
@@ -87,7 +87,7 @@ def test_hover_then_click_show_distance_and_path_from_the_tree(qtbot, window, gr
                           check_params_cb=lambda r: r is not None and r.target == C):
         click_node(qtbot, window, C)
     assert window.target == C and window.map_view.markers["target"].isVisible()
-    reference.check_path(graph, window.route_result.path)
+    paths.check_path(graph, window.route_result.path)
     assert len(window.map_view.route.getData()[0]) > 2
     QTest.mouseMove(viewport, node_viewport_pos(window, B))   # the clicked path stays
     qtbot.wait(150)

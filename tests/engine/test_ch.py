@@ -11,7 +11,8 @@ from engine.ch import Hierarchy, contract
 from engine.generate import generate_road_network
 from engine.graph import RoadGraph
 from engine.io import LoadError, load
-from engine.reference import check_path, scipy_matrix, sssp
+from engine.paths import check_path
+from engine.reference import scipy_matrix, sssp
 from tests.conftest import PORTO, need
 from tests.engine.test_sssp import check_tree
 
@@ -45,13 +46,14 @@ def check_shortcuts_unpack(h: Hierarchy, graph: RoadGraph, sample: int = 300) ->
 
 def check_queries(h: Hierarchy, graph: RoadGraph, sources) -> None:
     matrix = scipy_matrix(graph, h.metric)
+    query = phast.PhastQuery(h, CPU)
     for s in sources:
         reference = sssp(graph, int(s), h.metric, matrix)
-        tree = phast.sssp(h, int(s), CPU).tree
+        tree = query.tree(int(s)).tree
         check_tree(graph, tree, reference)
         target = int((int(s) * 7919 + 13) % graph.num_nodes)
         if tree.distance[target] >= 0:
-            p = phast.path(h, tree, target)
+            p = query.path(tree, target)
             check_path(graph, p)
             assert p.distance == reference.distance[target]
 
@@ -115,14 +117,15 @@ def test_random_graphs(g, K, C, data):
 def test_batch_equals_single_queries(rome):
     h = contract(rome, K=64, backend=CPU)
     sources = [0, 5, 17, 3000]
-    batch = phast.sssp_batch(h, sources, CPU)
+    query = phast.PhastQuery(h, CPU)
+    batch = query.distances(sources)
     for row, s in zip(batch, sources):
-        assert np.array_equal(row, phast.sssp(h, s, CPU).tree.distance)
+        assert np.array_equal(row, query.tree(s).tree.distance)
 
 
 def test_per_level_query_times(rome):
     h = contract(rome, K=64, backend=CPU)
-    r = phast.sssp(h, 3, CPU, per_level=True)
+    r = phast.PhastQuery(h, CPU).tree(3, per_level=True)
     assert len(r.level_ms["up"]) > 0 and len(r.level_ms["down"]) > 0 and r.level_ms["core"] >= 0
 
 
@@ -160,7 +163,8 @@ def test_save_and_load(tmp_path, rome):
                  "down_harc", "core_nodes", "core_dist"):
         assert np.array_equal(getattr(h, name), getattr(again, name)), name
     assert again.iterations == h.iterations and again.num_levels == h.num_levels
-    assert np.array_equal(phast.sssp(again, 9, CPU).tree.distance, phast.sssp(h, 9, CPU).tree.distance)
+    assert np.array_equal(phast.PhastQuery(again, CPU).tree(9).tree.distance,
+                          phast.PhastQuery(h, CPU).tree(9).tree.distance)
 
 
 def test_load_rejects_another_graph_and_garbage(tmp_path, rome):

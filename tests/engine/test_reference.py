@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy.sparse import csgraph
 
 from engine.graph import RoadGraph
-from engine.reference import Unreachable, check_path, path_from_tree, shortest_path, sssp
+from engine.paths import Unreachable, check_path, path_from_tree
+from engine.reference import shortest_path, sssp
 
 
 @st.composite

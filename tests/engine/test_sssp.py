@@ -10,7 +10,7 @@ from engine.generate import generate_road_network
 from engine.graph import RoadGraph
 from engine.io import load
 from engine.reference import scipy_matrix, sssp
-from engine.sssp import METHODS, shortest_path_tree
+from engine.sssp import METHODS, TreeQuery, shortest_path_tree
 from tests.conftest import PORTO, need
 
 CPU = cpu_backend()
@@ -34,10 +34,11 @@ def check_tree(graph: RoadGraph, tree, reference) -> None:
 
 def check_sources(graph, metric, sources, methods=METHODS):
     matrix = scipy_matrix(graph, metric)
+    query = TreeQuery(graph, metric, CPU)
     for s in sources:
         reference = sssp(graph, int(s), metric, matrix)
         for method in methods:
-            check_tree(graph, shortest_path_tree(graph, int(s), metric, method, CPU).tree, reference)
+            check_tree(graph, query.tree(int(s), method).tree, reference)
 
 
 @pytest.mark.parametrize("metric", ["distance", "travel_time"])

@@ -28,10 +28,11 @@ def gpu():
 
 def check_gpu_queries(h, graph, sources, gpu):
     matrix = scipy_matrix(graph, h.metric)
+    on_gpu, on_cpu = phast.PhastQuery(h, gpu), phast.PhastQuery(h, cpu_backend())
     for s in sources:
-        tree = phast.sssp(h, int(s), gpu).tree
+        tree = on_gpu.tree(int(s)).tree
         check_tree(graph, tree, sssp(graph, int(s), h.metric, matrix))
-        assert np.array_equal(tree.parent_arc, phast.sssp(h, int(s), cpu_backend()).tree.parent_arc)
+        assert np.array_equal(tree.parent_arc, on_cpu.tree(int(s)).tree.parent_arc)
 
 
 @pytest.mark.parametrize("metric", ["distance", "travel_time"])
@@ -44,9 +45,10 @@ def test_new_york_same_hierarchy_and_200_exact_trees(ny, gpu, metric):
     check_shortcuts_unpack(h_gpu, ny)
     sources = np.random.default_rng(41).integers(0, ny.num_nodes, 200)
     check_gpu_queries(h_gpu, ny, sources[:200], gpu)
-    batch = phast.sssp_batch(h_gpu, sources[:16], gpu)
+    batch = phast.PhastQuery(h_gpu, gpu).distances(sources[:16])
+    on_cpu = phast.PhastQuery(h_gpu, cpu_backend())
     for row, s in zip(batch, sources[:16]):
-        assert np.array_equal(row, phast.sssp(h_gpu, int(s), cpu_backend()).tree.distance)
+        assert np.array_equal(row, on_cpu.tree(int(s)).tree.distance)
 
 
 def test_rome_and_generated(rome, gpu):

@@ -9,7 +9,7 @@ from engine.generate import generate_road_network
 from engine.graph import RoadGraph
 from engine.io import load
 from engine.reference import scipy_matrix, sssp
-from engine.sssp import METHODS, shortest_path_tree
+from engine.sssp import METHODS, TreeQuery
 from tests.conftest import PORTO, need
 from tests.engine.test_sssp import check_tree
 
@@ -24,13 +24,14 @@ def gpu():
 
 def check_gpu(graph, metric, sources, gpu, compare_cpu=True):
     matrix = scipy_matrix(graph, metric)
+    on_gpu, on_cpu = TreeQuery(graph, metric, gpu), TreeQuery(graph, metric, cpu_backend())
     for s in sources:
         reference = sssp(graph, int(s), metric, matrix)
         for method in METHODS:
-            got = shortest_path_tree(graph, int(s), metric, method, gpu).tree
+            got = on_gpu.tree(int(s), method).tree
             check_tree(graph, got, reference)
             if compare_cpu:   # the same tree, arc for arc, as the CPU twin
-                cpu = shortest_path_tree(graph, int(s), metric, method, cpu_backend()).tree
+                cpu = on_cpu.tree(int(s), method).tree
                 assert np.array_equal(got.parent_arc, cpu.parent_arc)
 
 

@@ -124,6 +124,19 @@ class RoadGraph:
                            f"{int(sorted_ids[0])}..{int(sorted_ids[-1])})")
         return order[pos_clipped].astype(np.int32)
 
+    def metric_of(self, name: str | None = None):
+        """The metric ``name`` as an engine.metric.Metric (weights, unit, content hash);
+        one object per name, so its hash is computed once."""
+        from engine.metric import Metric
+        name = name or self.default_metric
+        if name not in self._metric_objects:
+            self._metric_objects[name] = Metric.of(self, name)
+        return self._metric_objects[name]
+
+    @cached_property
+    def _metric_objects(self) -> dict:
+        return {}
+
     def metric(self, name: str | None = None) -> np.ndarray:
         name = name or self.default_metric
         try:

@@ -20,7 +20,7 @@ VERSION = 1
 
 @dataclass(eq=False)
 class Hierarchy:
-    metric: str
+    metric: str                     # the metric's name
     num_nodes: int
     num_levels: int                 # contraction iterations; core nodes have this level
     node_level: np.ndarray          # int32 [n]
@@ -40,6 +40,7 @@ class Hierarchy:
     iterations: list = field(default_factory=list)   # per-iteration records (dicts)
     params: dict = field(default_factory=dict)
     graph: object = None            # the RoadGraph it was built from (not saved)
+    metric_hash: str = ""            # engine.metric.Metric.hash of the weights it was built from
 
     @property
     def num_shortcuts(self) -> int:
@@ -87,7 +88,7 @@ class Hierarchy:
     def save(self, path) -> Path:
         path = Path(path)
         arrays = {name: getattr(self, name) for name in _ARRAYS}
-        meta = {"format": FORMAT, "version": VERSION, "metric": self.metric,
+        meta = {"format": FORMAT, "version": VERSION, "metric": self.metric, "metric_hash": self.metric_hash,
                 "num_nodes": self.num_nodes, "num_levels": self.num_levels,
                 "num_original_arcs": self.num_original_arcs,
                 "iterations": self.iterations, "params": self.params}
@@ -112,7 +113,8 @@ class Hierarchy:
             raise LoadError(path, f"damaged hierarchy: {missing[0]} is missing")
         h = cls(metric=meta["metric"], num_nodes=meta["num_nodes"], num_levels=meta["num_levels"],
                 num_original_arcs=meta["num_original_arcs"], iterations=meta["iterations"],
-                params=meta["params"], **{name: arrays[name] for name in _ARRAYS})
+                params=meta["params"], metric_hash=str(meta.get("metric_hash", "")),
+                **{name: arrays[name] for name in _ARRAYS})
         if graph is not None:
             h.attach(graph)
         return h
@@ -123,15 +125,30 @@ class Hierarchy:
             raise LoadError(None, f"this hierarchy belongs to a graph of {self.num_nodes:,} nodes "
                                   f"and {self.num_original_arcs:,} arcs, not to "
                                   f"{graph.num_nodes:,} / {graph.num_arcs:,}")
-        w = graph.metric(self.metric)
+        metric = graph.metric_of(self.metric)
         orig = np.arange(self.num_original_arcs)
         if not (np.array_equal(self.arc_tail[orig], graph.tail) and
                 np.array_equal(self.arc_head[orig], graph.head) and
-                np.array_equal(self.arc_weight[orig], w)):
+                np.array_equal(self.arc_weight[orig], metric.weights) and
+                self.metric_hash in ("", metric.hash)):
             raise LoadError(None, "this hierarchy was built on other arcs or costs "
                                   f"than this graph's {self.metric!r}")
+        self.metric_hash = metric.hash
         self.graph = graph
         return self
+
+    def serves(self, metric) -> bool:
+        """True when this hierarchy was built from exactly ``metric``'s weights."""
+        return metric.name == self.metric and metric.hash == self.metric_hash
+
+    def check_metric(self, metric) -> None:
+        """Refuse a metric this hierarchy was not built from, with a message that says why."""
+        if metric.name != self.metric:
+            raise ValueError(f"the hierarchy was built for the metric {self.metric!r}, "
+                             f"not {metric.name!r}; contract again for {metric.name!r}")
+        if metric.hash != self.metric_hash:
+            raise ValueError(f"the metric {metric.name!r} changed since the hierarchy was built "
+                             "(its weights differ); contract again")
 
 
 _ARRAYS = ("node_level", "arc_tail", "arc_head", "arc_weight", "arc_child1", "arc_child2",

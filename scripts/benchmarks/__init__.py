@@ -1,0 +1,9 @@
+"""Benchmark sections, one module per capability; each module's SECTIONS maps a
+section name to (title, function returning (header, rows)). scripts/bench.py runs them."""
+from __future__ import annotations
+
+from benchmarks import ch, load, sssp
+
+SECTIONS = {}
+for _module in (load, sssp, ch):
+    SECTIONS.update(_module.SECTIONS)

@@ -1,0 +1,48 @@
+"""What every benchmark section shares: where the data is, timing helpers, the machine."""
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+DATA = Path(os.environ.get("ROUTELAB_DATA", ROOT.parent / "shared" / "data"))
+DOC = ROOT / "docs" / "benchmarks.md"
+# The large generated graph of the GPU sections; smaller only to smoke-test the script.
+BIG = int(os.environ.get("ROUTELAB_BENCH_BIG", 2_000_000))
+
+
+def timed(fn, *args, **kwargs):
+    t0 = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return result, time.perf_counter() - t0
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    text = f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    try:
+        from engine.backend import gpu_backend
+        text += f", GPU {gpu_backend().describe()}"
+    except Exception:
+        pass
+    return text
+
+
+def best_of(runs: int, fn, *args, **kwargs):
+    best = None
+    for _ in range(runs):
+        result, seconds = timed(fn, *args, **kwargs)
+        best = seconds if best is None else min(best, seconds)
+    return result, best

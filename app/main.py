@@ -13,11 +13,11 @@ from app import cli
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in cli.COMMANDS:
+    if argv and argv[0] in cli.command_names():
         return cli.main(argv)
     parser = argparse.ArgumentParser(
         prog="routelab", description="Route planning on road networks. Opens the window; "
-        f"sub-commands {', '.join(cli.COMMANDS)} run headless (routelab COMMAND -h).")
+        f"sub-commands {', '.join(cli.command_names())} run headless (routelab COMMAND -h).")
     parser.add_argument("files", nargs="*", help="graph files to open (DIMACS .gr/.co, OSM, cache)")
     parser.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     args = parser.parse_args(argv)

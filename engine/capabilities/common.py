@@ -1,0 +1,30 @@
+"""Parameters and helpers that several capabilities share."""
+from __future__ import annotations
+
+from engine.capabilities import Param
+
+METRIC = Param("metric", str, None, "metric name (default: the graph's first)")
+SOURCE = Param("source", int, None, "source node (the file's node id)", flag="--from",
+               required=True, node=True)
+TARGET = Param("target", int, None, "target node (the file's node id)", flag="--to",
+               required=True, node=True)
+HIERARCHY = Param("hierarchy", str, None, "use this contraction hierarchy (.rlh)", file=True)
+
+
+def use_hierarchy_file(workspace, params: dict) -> None:
+    """Load the ``hierarchy`` file parameter into the workspace, refusing one built
+    for another metric than the one asked for."""
+    path = params.get("hierarchy")
+    if not path:
+        return
+    from engine.io import LoadError
+    h = workspace.load_hierarchy(path)
+    metric = params.get("metric")
+    if metric and metric != h.metric:
+        raise LoadError(path, f"the hierarchy was built for {h.metric!r}, not {metric!r}")
+    params["metric"] = h.metric
+
+
+def file_ids(graph, nodes):
+    """Internal node indices as the file's node ids (a list of ints)."""
+    return graph.node_id[nodes].tolist()

@@ -1,0 +1,43 @@
+"""info: what a graph holds (sizes, metrics and their ranges, attributes, restrictions)."""
+from __future__ import annotations
+
+from engine.capabilities import Capability, register
+
+
+def describe(workspace, params: dict, ctx) -> dict:
+    graph = workspace.graph
+    restrictions = graph.turn_restrictions
+    return {
+        "source": graph.source, "nodes": graph.num_nodes, "arcs": graph.num_arcs,
+        "metrics": {name: {"min": int(w.min()) if w.size else 0,
+                           "max": int(w.max()) if w.size else 0,
+                           "unit": graph.metric_units.get(name, "")}
+                    for name, w in graph.metrics.items()},
+        "coordinates": graph.has_coordinates,
+        "arc_attributes": sorted(graph.arc_attrs),
+        "arc_geometry": graph.geometry_first is not None,
+        "turn_restrictions": len(restrictions) if restrictions is not None else 0,
+        "license": graph.data_license,
+    }
+
+
+def text(r: dict) -> str:
+    lines = [f"{r['source']}: {r['nodes']:,} nodes, {r['arcs']:,} arcs"]
+    for name, m in r["metrics"].items():
+        unit = f" {m['unit']}" if m["unit"] else ""
+        lines.append(f"  metric {name}: {m['min']:,}..{m['max']:,}{unit}")
+    lines += [f"  coordinates: {'yes' if r['coordinates'] else 'no'}",
+              f"  arc attributes: {', '.join(r['arc_attributes']) or 'none'}",
+              f"  arc geometry: {'yes' if r['arc_geometry'] else 'no'}",
+              f"  turn restrictions: {r['turn_restrictions']:,}"]
+    if r["license"]:
+        lines.append(f"  data: {r['license']}")
+    if "load_seconds" in r:
+        lines.append(f"  loaded in {r['load_seconds']:.3f} s")
+    return "\n".join(lines)
+
+
+INFO = register(Capability(
+    name="info", label="Graph information", help="describe a graph", params=(),
+    run=describe, result_kind="report", to_json=lambda ws, params, result: dict(result),
+    to_text=text, needs_backend=False))

@@ -1,0 +1,98 @@
+"""tree: the shortest-path tree from one node, by a direct SSSP method on the
+backend, or by PHAST on the loaded contraction hierarchy."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.capabilities import Capability, Param, register
+from engine.capabilities.common import HIERARCHY, METRIC, SOURCE, use_hierarchy_file
+from engine.paths import ShortestPathTree
+
+PHAST = "phast"
+PHAST_LABEL = "PHAST (hierarchy)"
+
+
+def method_names() -> tuple:
+    from engine.sssp import METHODS
+    return ("auto",) + tuple(METHODS) + (PHAST,)
+
+
+def method_label(name: str) -> str:
+    """A tree method's name as people read it."""
+    from engine.sssp import METHODS
+    return PHAST_LABEL if name == PHAST else METHODS[name][1] if name in METHODS else name
+
+
+@dataclass(frozen=True)
+class TreeAnswer:
+    tree: ShortestPathTree
+    method: str           # the method that ran ("auto" resolved)
+    method_label: str
+    backend: str          # e.g. "GPU: NVIDIA H100 80GB HBM3 (80 GiB)"
+    compute_ms: float     # on the device, warm
+    total_ms: float       # with the copy to host memory
+    stats: dict = field(default_factory=dict)
+    level_ms: dict | None = None   # PHAST: {"up": [ms per level], "core": ms, "down": [...]}
+
+
+def shortest_path_tree(workspace, params: dict, ctx) -> TreeAnswer:
+    use_hierarchy_file(workspace, params)
+    source, metric = int(params["source"]), params.get("metric")
+    method = params.get("method") or "auto"
+    if method == PHAST or (params.get("hierarchy") and method == "auto"):
+        answer = _phast_tree(workspace, source, metric, bool(params.get("per_level")))
+    else:
+        query = workspace.tree_query(metric)
+        workspace.warm_once(("tree", query.metric, method), lambda: query.tree(source, method))
+        r = query.tree(source, method)
+        answer = TreeAnswer(r.tree, r.method, method_label(r.method), workspace.backend.describe(),
+                            r.compute_ms, r.total_ms, r.stats)
+    if params.get("out"):
+        _save_tree(workspace.graph, answer.tree, params["out"])
+    return answer
+
+
+def _phast_tree(workspace, source: int, metric, per_level: bool) -> TreeAnswer:
+    query = workspace.phast_query(metric)
+    workspace.warm_once(("phast", id(query)), lambda: query.tree(source, per_level))
+    r = query.tree(source, per_level)
+    return TreeAnswer(r.tree, PHAST, PHAST_LABEL, workspace.backend.describe(), r.compute_ms,
+                      r.total_ms, {}, r.level_ms)
+
+
+def _save_tree(graph, tree: ShortestPathTree, out: str) -> None:
+    parent = np.where(tree.parent >= 0, graph.node_id[np.maximum(tree.parent, 0)], -1)
+    with open(out, "wb") as f:   # keep the name as given (np.savez would add .npz)
+        np.savez(f, node_id=graph.node_id, distance=tree.distance, parent=parent.astype(np.int64))
+
+
+def to_json(workspace, params: dict, a: TreeAnswer) -> dict:
+    g, t = workspace.graph, a.tree
+    reached = t.distance >= 0
+    return {"from": int(g.node_id[t.source]), "metric": t.metric, "method": a.method,
+            "method_label": a.method_label, "backend": a.backend, "reached": int(reached.sum()),
+            "nodes": g.num_nodes, "max_distance": int(t.distance.max()) if reached.any() else 0,
+            "compute_ms": round(a.compute_ms, 4), "total_ms": round(a.total_ms, 4),
+            "out": params.get("out")}
+
+
+def text(r: dict) -> str:
+    lines = [f"{r['metric']} tree from {r['from']}: reached {r['reached']:,} of {r['nodes']:,} "
+             f"nodes, farthest {r['max_distance']:,}",
+             f"  computed in {r['compute_ms']:.2f} ms ({r['total_ms']:.2f} ms with the copy to "
+             f"host) by {r['method']} on {r['backend']}"]
+    if r["out"]:
+        lines.append(f"  written to {r['out']} (node_id, distance, parent)")
+    return "\n".join(lines)
+
+
+TREE = register(Capability(
+    name="tree", label="Shortest-path tree", help="shortest-path tree from one node",
+    params=(SOURCE, METRIC,
+            Param("method", str, "auto", "SSSP method; phast needs a hierarchy", choices=method_names),
+            Param("per_level", bool, False, "PHAST: time every level"),
+            Param("out", str, None, "write node_id, distance, parent to this .npz", file=True),
+            HIERARCHY),
+    run=shortest_path_tree, result_kind="tree", to_json=to_json, to_text=text))

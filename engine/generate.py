@@ -19,39 +19,34 @@ like a real city region for every algorithm to have something to show:
 
 Everything is vectorized numpy / scipy (Python loops only over motorway lines,
 lakes and waves, never over nodes). The same (num_nodes, seed) gives the same arrays.
+Where things lie (grid, water, motorways) is engine.generate_layout; this module
+picks, directs and dresses the streets and builds the graph.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 
-from engine.graph import EARTH_RADIUS_M, ROAD_CLASS_INDEX, RoadGraph, haversine_m
+from engine.generate_layout import (LIVING, MOTORWAY, RESIDENTIAL, SECONDARY, SERVICE, TERTIARY,
+                                    Grid, GridStreets, Motorways, cut_by_water, grid_streets,
+                                    lay_out_grid, motorway_streets, offset_point, waves)
+from engine.graph import EARTH_RADIUS_M, RoadGraph, haversine_m
 
 ORIGIN_LON, ORIGIN_LAT = 8.0, 47.0   # fictional place; the map is centred here
 MIN_NODES = 50
 
-GRID_FRACTION = 0.8      # share of the nodes on the grid; shape nodes make up the rest
-ASPECT = 1.25            # grid width / height
-GAP_M = (65.0, 115.0)    # spacing of grid lines (uniform), mean 90 m
-JITTER_M = 8.0           # small kinks; < min gap / 2 keeps the jittered grid planar
 EDGES_PER_NODE = 1.39    # undirected streets per node; with ~10 % one-ways -> ~2.55 arcs/node
-LAKE_SHARE = 0.03        # share of the grid area under lakes
 DENSE_SHARE = 0.15       # share of the grid in dense patches (one-way grids, living streets)
 ONEWAY_RANDOM = 0.04     # random one-way share of local streets outside dense patches
 BEND_SHARE = 0.12        # local streets drawn with one bend point
 TURN_BAN_RATE = 0.005    # banned left turns per intersection
 
-C = ROAD_CLASS_INDEX
-MOTORWAY, TRUNK, PRIMARY, SECONDARY = C["motorway"], C["trunk"], C["primary"], C["secondary"]
-TERTIARY, RESIDENTIAL, LIVING, SERVICE = C["tertiary"], C["residential"], C["living_street"], C["service"]
-
 # per class: typical speed (km/h) and lanes per direction
 SPEED_KMH = np.array([120, 90, 70, 60, 50, 50, 30, 10, 20, 15], dtype=np.float64)
 LANES = np.array([3, 2, 2, 1, 1, 1, 1, 1, 1, 1], dtype=np.int8)
-LINE_PERIODS = ((5, TERTIARY), (10, SECONDARY), (30, PRIMARY), (60, TRUNK))
-MOTORWAY_PERIOD, MOTORWAY_OFFSET = 120, 30   # every 4th primary line (never a trunk line)
-SAMPLE_STEP, INTERCHANGE_STEP = 5, 30        # motorway node every 5 blocks, exit every 30
 
 
 def generate_road_network(num_nodes: int = 100_000, seed: int = 1) -> RoadGraph:
@@ -63,61 +58,49 @@ def generate_road_network(num_nodes: int = 100_000, seed: int = 1) -> RoadGraph:
     """
     if num_nodes < MIN_NODES:
         raise ValueError(f"a generated network needs at least {MIN_NODES} nodes, got {num_nodes}")
+    # Every step draws from one rng in this order: reordering steps changes the map.
     rng = np.random.default_rng(seed)
-    W = max(5, round(np.sqrt(num_nodes * GRID_FRACTION * ASPECT)))
-    H = max(5, round(num_nodes * GRID_FRACTION / W))
-    G = W * H
-
-    # --- where grid index (u, v) lies in metres: irregular line spacing, then a
-    # smooth warp (Lipschitz < 1, so it cannot fold the grid onto itself)
-    xs = np.cumsum(rng.uniform(*GAP_M, W))
-    ys = np.cumsum(rng.uniform(*GAP_M, H))
-    xs -= 0.5 * (xs[0] + xs[-1])
-    ys -= 0.5 * (ys[0] + ys[-1])
-    warp_x, warp_y = _waves(rng, 4, [1500, 4000, 10000, 30000], 0.1), \
-        _waves(rng, 4, [1500, 4000, 10000, 30000], 0.1)
-
-    def to_metres(u, v, jitter=0.0):
-        x, y = np.interp(u, np.arange(W), xs), np.interp(v, np.arange(H), ys)
-        if jitter:   # per-node jitter below half the smallest gap keeps the grid planar
-            x, y = x + rng.uniform(-jitter, jitter, x.size), y + rng.uniform(-jitter, jitter, y.size)
-        return x + warp_x(x, y), y + warp_y(x, y)
-
-    gv, gu = np.divmod(np.arange(G), W)
-    gx, gy = to_metres(gu, gv, JITTER_M)
-
-    # --- grid streets: horizontal edges take their row's class, vertical ones their column's
-    row_cls, col_cls = _line_classes(H), _line_classes(W)
-    hj, hi = np.divmod(np.arange(H * (W - 1)), W - 1)
-    vj, vi = np.divmod(np.arange((H - 1) * W), W)
-    eu = np.concatenate([hj * W + hi, vj * W + vi])
-    ev = np.concatenate([hj * W + hi + 1, (vj + 1) * W + vi])
-    cls = np.concatenate([row_cls[hj], col_cls[vi]])
-    horizontal = np.arange(eu.size) < hj.size
-    line = np.where(horizontal, np.concatenate([hj, vj]), np.concatenate([hi, vi]))
-    mid_u, mid_v = 0.5 * (gu[eu] + gu[ev]), 0.5 * (gv[eu] + gv[ev])
-
-    # --- lakes remove grid nodes; a river cuts every street but the bridges
-    alive = ~_lakes(rng, W, H)
-    valid = alive[eu] & alive[ev]
-    if min(W, H) >= 40:
-        level, wavelength, phase = rng.uniform(0.3, 0.7), rng.uniform(0.4, 0.9), rng.uniform(0, 2 * np.pi)
-        side = gv > H * (level + 0.08 * np.sin(2 * np.pi * gu / (W * wavelength) + phase))
-        bridge = (cls <= SECONDARY) | ((cls == TERTIARY) & (rng.random(eu.size) < 0.5)) \
-            | (rng.random(eu.size) < 0.03)
-        valid &= (side[eu] == side[ev]) | bridge
-
-    # --- motorways (own nodes, ids G..G+K-1) and their ramps to the grid
-    m_u, m_v, m_a, m_b, m_toll = _motorways(W, H)
-    ramp_ok = (m_b >= G) | alive[np.minimum(m_b, G - 1)]
-    m_a, m_b, m_toll = m_a[ramp_ok], m_b[ramp_ok], m_toll[ramp_ok]
-    mx, my = to_metres(m_u, m_v)
-
-    # --- thin the grid: keep every road of tertiary class and up, a random spanning
-    # tree (so thinning never cuts anything off) and then the streets of highest
-    # weighted priority (Efraimidis-Spirakis sampling) up to the street budget
+    grid = lay_out_grid(rng, num_nodes)
+    local = grid_streets(grid)
+    alive, valid = cut_by_water(rng, grid, local)
+    motorway = motorway_streets(grid, alive)
     # density: a smooth field over blocks (high = town centre patches, low = suburbs)
-    density = _waves(rng, 3, [25.0, 60.0, 150.0], 0.0, amplitude=0.6)(mid_u, mid_v)
+    density = waves(rng, 3, [25.0, 60.0, 150.0], 0.0, amplitude=0.6)(local.mid_u, local.mid_v)
+    keep = _spanning_streets(rng, grid.size, local, valid)
+    budget = _grid_street_budget(num_nodes, alive, motorway)
+    _add_streets_by_priority(rng, keep, valid, density, budget)
+    dense, direction = _oneway_directions(rng, local, density)
+    streets = _street_list(rng, grid, local, keep, motorway, dense, direction)
+    streets = _largest_component(streets)
+    _settle_classes_and_one_ways(streets)
+    streets = _with_shape_nodes(rng, num_nodes, streets)
+    return _road_graph(rng, num_nodes, seed, streets)
+
+
+# ------------------------------------------------------------------ the steps
+@dataclass
+class _Streets:
+    """Undirected streets eu - ev with their columns, and the node coordinates (metres)."""
+    eu: np.ndarray
+    ev: np.ndarray
+    cls: np.ndarray
+    toll: np.ndarray
+    direction: np.ndarray   # one-way: 1 eu -> ev, -1 ev -> eu; 0 two-way
+    living: np.ndarray      # residential streets that become living streets
+    x: np.ndarray
+    y: np.ndarray
+
+    @property
+    def oneway(self) -> np.ndarray:
+        return self.direction != 0
+
+
+# Thinning the grid keeps every road of tertiary class and up, a random spanning tree
+# (so thinning never cuts anything off) and then the streets of highest weighted
+# priority (Efraimidis-Spirakis sampling) up to the street budget.
+def _spanning_streets(rng, G: int, local: GridStreets, valid: np.ndarray) -> np.ndarray:
+    """Mask of the streets always kept: tertiary and up, and a random spanning tree."""
+    eu, ev, cls = local.eu, local.ev, local.cls
     forced = valid & (cls <= TERTIARY)
     weight = np.where(cls <= TERTIARY, rng.uniform(0.01, 1.0, eu.size), rng.uniform(1.0, 2.0, eu.size))
     tree = minimum_spanning_tree(csr_matrix((weight[valid], (eu[valid], ev[valid])), shape=(G, G))).tocoo()
@@ -126,99 +109,119 @@ def generate_road_network(num_nodes: int = 100_000, seed: int = 1) -> RoadGraph:
     by_key = np.argsort(edge_key)
     tree_key = np.minimum(tree.row, tree.col).astype(np.int64) * G + np.maximum(tree.row, tree.col)
     keep[by_key[np.searchsorted(edge_key[by_key], tree_key)]] = True
-    # shape nodes later add one street each, so the grid gets what they leave over
-    nodes_before = alive.sum() + m_u.size
-    budget = int(EDGES_PER_NODE * num_nodes) - (num_nodes - nodes_before) - m_a.size
+    return keep
+
+
+def _grid_street_budget(num_nodes: int, alive: np.ndarray, motorway: Motorways):
+    """Grid streets to keep: shape nodes later add one street each, so the grid gets
+    what they and the motorways leave over."""
+    nodes_before = alive.sum() + motorway.nodes
+    return int(EDGES_PER_NODE * num_nodes) - (num_nodes - nodes_before) - motorway.a.size
+
+
+def _add_streets_by_priority(rng, keep, valid, density, budget) -> None:
+    """Keep spare streets, denser patches likelier, up to ``budget`` (in place)."""
     spare = np.flatnonzero(valid & ~keep)
     priority = np.log(rng.random(spare.size)) / np.exp(1.5 * density[spare])
     extra = max(0, min(spare.size, budget - int(keep.sum())))
     keep[spare[np.argsort(-priority, kind="stable")[:extra]]] = True
 
-    # --- one-ways: alternating directions by line in dense patches (like a downtown
-    # grid), a few random ones elsewhere; direction -1 means ev -> eu. "Dense" is a
-    # quantile, so small maps (one or two patches) get the same share as big ones.
-    dense = density > np.quantile(density, 1.0 - DENSE_SHARE)
-    direction = np.zeros(eu.size, dtype=np.int8)
-    alternating = dense & (cls == RESIDENTIAL)
-    direction[alternating] = np.where(line[alternating] % 2 == 0, 1, -1)
-    random_ow = ~dense & (cls >= TERTIARY) & (rng.random(eu.size) < ONEWAY_RANDOM)
-    direction[random_ow] = rng.choice(np.array([-1, 1], np.int8), int(random_ow.sum()))
 
-    # --- one list of streets, restricted to the largest connected piece
+def _oneway_directions(rng, local: GridStreets, density: np.ndarray):
+    """(dense, direction): alternating one-ways by line in dense patches (like a
+    downtown grid), a few random ones elsewhere; direction -1 means ev -> eu. "Dense"
+    is a quantile, so small maps (one or two patches) get the same share as big ones."""
+    cls = local.cls
+    dense = density > np.quantile(density, 1.0 - DENSE_SHARE)
+    direction = np.zeros(local.eu.size, dtype=np.int8)
+    alternating = dense & (cls == RESIDENTIAL)
+    direction[alternating] = np.where(local.line[alternating] % 2 == 0, 1, -1)
+    random_ow = ~dense & (cls >= TERTIARY) & (rng.random(local.eu.size) < ONEWAY_RANDOM)
+    direction[random_ow] = rng.choice(np.array([-1, 1], np.int8), int(random_ow.sum()))
+    return dense, direction
+
+
+def _street_list(rng, grid: Grid, local: GridStreets, keep, motorway: Motorways,
+                 dense, direction) -> _Streets:
+    """One list of the kept grid streets and the motorways, over grid + motorway nodes."""
     k = np.flatnonzero(keep)
-    eu = np.concatenate([eu[k], m_a])
-    ev = np.concatenate([ev[k], m_b])
-    cls = np.concatenate([cls[k], np.full(m_a.size, MOTORWAY, np.int8)])
-    toll = np.concatenate([np.zeros(k.size, bool), m_toll])
-    direction = np.concatenate([direction[k], np.zeros(m_a.size, np.int8)])
-    living = np.concatenate([dense[k] & (rng.random(k.size) < 0.05), np.zeros(m_a.size, bool)])
-    x, y = np.concatenate([gx, mx]), np.concatenate([gy, my])
-    n_all = G + m_u.size
-    _, label = connected_components(csr_matrix((np.ones(eu.size), (eu, ev)), shape=(n_all, n_all)),
+    n_mw = motorway.a.size
+    return _Streets(
+        eu=np.concatenate([local.eu[k], motorway.a]),
+        ev=np.concatenate([local.ev[k], motorway.b]),
+        cls=np.concatenate([local.cls[k], np.full(n_mw, MOTORWAY, np.int8)]),
+        toll=np.concatenate([np.zeros(k.size, bool), motorway.toll]),
+        direction=np.concatenate([direction[k], np.zeros(n_mw, np.int8)]),
+        living=np.concatenate([dense[k] & (rng.random(k.size) < 0.05), np.zeros(n_mw, bool)]),
+        x=np.concatenate([grid.x, motorway.x]), y=np.concatenate([grid.y, motorway.y]))
+
+
+def _largest_component(s: _Streets) -> _Streets:
+    """The streets and nodes of the largest connected piece, nodes renumbered."""
+    n_all = s.x.size
+    _, label = connected_components(csr_matrix((np.ones(s.eu.size), (s.eu, s.ev)), shape=(n_all, n_all)),
                                     directed=False)
     in_lcc = label == np.argmax(np.bincount(label))
     new_id = np.cumsum(in_lcc) - 1
-    e_in = in_lcc[eu]
-    eu, ev, cls, toll, direction, living = (a[e_in] for a in (eu, ev, cls, toll, direction, living))
-    eu, ev, x, y = new_id[eu], new_id[ev], x[in_lcc], y[in_lcc]
-    n1 = x.size
+    e_in = in_lcc[s.eu]
+    return _Streets(new_id[s.eu[e_in]], new_id[s.ev[e_in]], s.cls[e_in], s.toll[e_in],
+                    s.direction[e_in], s.living[e_in], s.x[in_lcc], s.y[in_lcc])
 
-    # dead ends are service roads and never one-way; some dense streets are living streets
-    degree = np.bincount(eu, minlength=n1) + np.bincount(ev, minlength=n1)
-    dead_end = (degree[eu] == 1) | (degree[ev] == 1)
-    cls[(cls == RESIDENTIAL) & living] = LIVING
-    cls[(cls == RESIDENTIAL) & dead_end] = SERVICE
-    direction[dead_end] = 0
-    flip = direction < 0
-    eu, ev = np.where(flip, ev, eu), np.where(flip, eu, ev)
-    oneway = direction != 0
-    _make_strongly_connected(n1, eu, ev, oneway)
 
-    # --- shape nodes: split k streets (longer ones likelier) at a slightly offset point;
-    # both halves inherit everything, so strong connectivity is kept
+def _settle_classes_and_one_ways(s: _Streets) -> None:
+    """Dead ends become service roads and two-way; living streets get their class;
+    one-ways are turned to run eu -> ev and then kept only where the network stays
+    strongly connected (in place)."""
+    n = s.x.size
+    degree = np.bincount(s.eu, minlength=n) + np.bincount(s.ev, minlength=n)
+    dead_end = (degree[s.eu] == 1) | (degree[s.ev] == 1)
+    s.cls[(s.cls == RESIDENTIAL) & s.living] = LIVING
+    s.cls[(s.cls == RESIDENTIAL) & dead_end] = SERVICE
+    s.direction[dead_end] = 0
+    flip = s.direction < 0
+    s.eu, s.ev = np.where(flip, s.ev, s.eu), np.where(flip, s.eu, s.ev)
+    oneway = s.oneway
+    _make_strongly_connected(n, s.eu, s.ev, oneway)
+    s.direction = oneway.astype(np.int8)   # every one-way now runs eu -> ev
+
+
+def _with_shape_nodes(rng, num_nodes: int, s: _Streets) -> _Streets:
+    """Split streets (longer ones likelier, never motorways) at a slightly offset point
+    until there are ``num_nodes`` nodes; both halves inherit everything, so strong
+    connectivity is kept."""
+    n1 = s.x.size
     k_split = num_nodes - n1
-    if k_split < 0 or k_split > eu.size:
+    if k_split < 0 or k_split > s.eu.size:
         raise RuntimeError(f"generator sizing failed: {n1} nodes before shape nodes for {num_nodes}")
+    x, y, eu, ev = s.x, s.y, s.eu, s.ev
     length = np.hypot(x[ev] - x[eu], y[ev] - y[eu])
-    key = np.where(cls == MOTORWAY, -np.inf, np.log(rng.random(eu.size)) / length)
+    key = np.where(s.cls == MOTORWAY, -np.inf, np.log(rng.random(eu.size)) / length)
     split = np.sort(np.argsort(-key, kind="stable")[:k_split])
-    px, py = _offset_point(rng, x[eu[split]], y[eu[split]], x[ev[split]], y[ev[split]], 0.06,
-                           t=rng.uniform(0.35, 0.65, k_split))
+    px, py = offset_point(rng, x[eu[split]], y[eu[split]], x[ev[split]], y[ev[split]], 0.06,
+                          t=rng.uniform(0.35, 0.65, k_split))
     mid = n1 + np.arange(k_split)
-    x, y = np.concatenate([x, px]), np.concatenate([y, py])
     far_end = ev[split]
     ev = ev.copy()
     ev[split] = mid                          # street u -> v becomes u -> mid and mid -> v
-    eu, ev = np.concatenate([eu, mid]), np.concatenate([ev, far_end])
-    cls, toll, oneway = (np.concatenate([a, a[split]]) for a in (cls, toll, oneway))
+    cls, toll, direction, living = (np.concatenate([a, a[split]])
+                                    for a in (s.cls, s.toll, s.direction, s.living))
+    return _Streets(np.concatenate([eu, mid]), np.concatenate([ev, far_end]), cls, toll,
+                    direction, living, np.concatenate([x, px]), np.concatenate([y, py]))
 
-    # --- per-street attributes; a few local streets get one bend point as geometry
-    E = eu.size
-    speed = np.maximum(5.0, 5.0 * np.round(SPEED_KMH[cls] * rng.uniform(0.85, 1.15, E) / 5.0))
-    lanes = LANES[cls] + ((cls <= SECONDARY) & (rng.random(E) < 0.3)).astype(np.int8)
-    bent = (cls >= TERTIARY) & (rng.random(E) < BEND_SHARE)
-    bx, by = _offset_point(rng, x[eu[bent]], y[eu[bent]], x[ev[bent]], y[ev[bent]], 0.08)
 
-    lon, lat = _to_lonlat(x, y)
-    blon, blat = _to_lonlat(bx, by)
-    length = haversine_m(lon[eu], lat[eu], lon[ev], lat[ev])
-    b = np.flatnonzero(bent)
-    length[b] = (haversine_m(lon[eu[b]], lat[eu[b]], blon, blat)
-                 + haversine_m(blon, blat, lon[ev[b]], lat[ev[b]]))
-
-    # --- arcs: every street forward, two-way streets also backward
+def _road_graph(rng, num_nodes: int, seed: int, s: _Streets) -> RoadGraph:
+    """Arcs (every street forward, two-way streets also backward) with speeds, lanes,
+    lengths, bend geometry and banned left turns."""
+    E = s.eu.size
+    speed = np.maximum(5.0, 5.0 * np.round(SPEED_KMH[s.cls] * rng.uniform(0.85, 1.15, E) / 5.0))
+    lanes = LANES[s.cls] + ((s.cls <= SECONDARY) & (rng.random(E) < 0.3)).astype(np.int8)
+    lon, lat, length, bends = _lonlat_and_bends(rng, s)
+    oneway = s.oneway
     two = np.flatnonzero(~oneway)
     arc_edge = np.concatenate([np.arange(E), two])
-    tail = np.concatenate([eu, ev[two]]).astype(np.int32)
-    head = np.concatenate([ev, eu[two]]).astype(np.int32)
-    bend_of_edge = np.full(E, -1)
-    bend_of_edge[b] = np.arange(b.size)
-    arc_bend = bend_of_edge[arc_edge]
-    geometry_first = np.zeros(arc_edge.size + 1, dtype=np.int64)
-    np.cumsum(arc_bend >= 0, out=geometry_first[1:])
-    has = arc_bend[arc_bend >= 0]
-    geometry_lonlat = np.stack([blon[has], blat[has]], axis=1)
-
+    tail = np.concatenate([s.eu, s.ev[two]]).astype(np.int32)
+    head = np.concatenate([s.ev, s.eu[two]]).astype(np.int32)
+    geometry_first, geometry_lonlat = _bend_geometry(E, arc_edge, *bends)
     arc_len = length[arc_edge]
     arc_speed = speed[arc_edge]
     metrics = {
@@ -227,13 +230,13 @@ def generate_road_network(num_nodes: int = 100_000, seed: int = 1) -> RoadGraph:
     }
     attrs = {
         "length_m": arc_len.astype(np.float32),
-        "road_class": cls[arc_edge].astype(np.int8),
+        "road_class": s.cls[arc_edge].astype(np.int8),
         "speed_kmh": arc_speed.astype(np.float32),
         "lanes": lanes[arc_edge].astype(np.int8),
         "oneway": oneway[arc_edge],
-        "toll": toll[arc_edge],
+        "toll": s.toll[arc_edge],
     }
-    banned = _banned_left_turns(rng, num_nodes, tail, head, ~oneway[arc_edge], x, y)
+    banned = _banned_left_turns(rng, num_nodes, tail, head, ~oneway[arc_edge], s.x, s.y)
     return RoadGraph.from_arcs(
         num_nodes, tail, head, metrics, lon=lon, lat=lat, arc_attrs=attrs,
         geometry_first=geometry_first, geometry_lonlat=geometry_lonlat,
@@ -241,94 +244,33 @@ def generate_road_network(num_nodes: int = 100_000, seed: int = 1) -> RoadGraph:
         source=f"generated (n={num_nodes}, seed={seed})")
 
 
+def _lonlat_and_bends(rng, s: _Streets):
+    """(lon, lat, street length in m, (bent streets, bend lon, bend lat)): a few local
+    streets get one bend point as geometry, which their length follows."""
+    x, y, eu, ev = s.x, s.y, s.eu, s.ev
+    bent = (s.cls >= TERTIARY) & (rng.random(eu.size) < BEND_SHARE)
+    bx, by = offset_point(rng, x[eu[bent]], y[eu[bent]], x[ev[bent]], y[ev[bent]], 0.08)
+    lon, lat = _to_lonlat(x, y)
+    blon, blat = _to_lonlat(bx, by)
+    length = haversine_m(lon[eu], lat[eu], lon[ev], lat[ev])
+    b = np.flatnonzero(bent)
+    length[b] = (haversine_m(lon[eu[b]], lat[eu[b]], blon, blat)
+                 + haversine_m(blon, blat, lon[ev[b]], lat[ev[b]]))
+    return lon, lat, length, (b, blon, blat)
+
+
+def _bend_geometry(E: int, arc_edge, b, blon, blat):
+    """(geometry_first, geometry_lonlat): the bend point of each arc of a bent street."""
+    bend_of_edge = np.full(E, -1)
+    bend_of_edge[b] = np.arange(b.size)
+    arc_bend = bend_of_edge[arc_edge]
+    geometry_first = np.zeros(arc_edge.size + 1, dtype=np.int64)
+    np.cumsum(arc_bend >= 0, out=geometry_first[1:])
+    has = arc_bend[arc_bend >= 0]
+    return geometry_first, np.stack([blon[has], blat[has]], axis=1)
+
+
 # ------------------------------------------------------------------ helpers
-def _waves(rng, count, wavelengths, slope, amplitude=None):
-    """A smooth random field: a sum of plane waves in random directions.
-
-    With ``slope`` > 0 each wave's amplitude is slope * wavelength / 2pi, so the
-    field's Lipschitz constant is at most count * slope (a warp that cannot fold).
-    """
-    wl = np.asarray(wavelengths, dtype=np.float64)[:count]
-    theta = rng.uniform(0, 2 * np.pi, wl.size)
-    phase = rng.uniform(0, 2 * np.pi, wl.size)
-    amp = slope * wl / (2 * np.pi) if amplitude is None else np.full(wl.size, amplitude)
-    kx, ky = 2 * np.pi * np.cos(theta) / wl, 2 * np.pi * np.sin(theta) / wl
-
-    def field(x, y):
-        out = np.zeros(np.shape(x))
-        for i in range(wl.size):
-            out += amp[i] * np.sin(kx[i] * x + ky[i] * y + phase[i])
-        return out
-    return field
-
-
-def _line_classes(count: int) -> np.ndarray:
-    """Class of each grid line: lines at multiples of 5/10/30/60 from the centre are upgraded."""
-    d = np.arange(count) - count // 2
-    cls = np.full(count, RESIDENTIAL, dtype=np.int8)
-    for period, c in LINE_PERIODS:
-        cls[d % period == 0] = c
-    return cls
-
-
-def _lakes(rng, W: int, H: int) -> np.ndarray:
-    """Mask of grid nodes under lakes: discs of 3-10 blocks radius covering ~LAKE_SHARE."""
-    count = int(LAKE_SHARE * W * H / (np.pi * 46.3))   # 46.3 = E[r^2] for r ~ U(3, 10)
-    wet = np.zeros((H, W), dtype=bool)
-    for cu, cv, r in zip(rng.uniform(0, W, count), rng.uniform(0, H, count), rng.uniform(3, 10, count)):
-        i0, i1 = max(0, int(cu - r)), min(W, int(cu + r) + 1)
-        j0, j1 = max(0, int(cv - r)), min(H, int(cv + r) + 1)
-        jj, ii = np.mgrid[j0:j1, i0:i1]
-        wet[j0:j1, i0:i1] |= (ii - cu) ** 2 + (jj - cv) ** 2 < r * r
-    return wet.ravel()
-
-
-def _motorways(W: int, H: int):
-    """Motorway nodes at cell centres half a block beside every 4th primary line.
-
-    A node every SAMPLE_STEP blocks; at every INTERCHANGE_STEP-th a ramp to the
-    adjacent grid corner, which is a primary x primary (or trunk) junction. Lines
-    run between their outermost interchanges. Crossing motorways share the node at
-    the crossing. Returns node grid positions (u, v), edges (a, b) with ids >= W*H
-    for motorway nodes and < W*H for grid nodes, and a toll flag per edge (the
-    middle third of the first east-west motorway).
-    """
-    cells, edges, toll = [], [], []   # cells: (j, i) of motorway nodes; edges in cell/grid keys
-    G = W * H
-    for horizontal, (n_line, n_along) in ((True, (H, W)), (False, (W, H))):
-        along_d = np.arange(n_along) - n_along // 2
-        for c in np.flatnonzero((np.arange(n_line) - n_line // 2) % MOTORWAY_PERIOD == MOTORWAY_OFFSET):
-            if c >= n_line - 1:
-                continue
-            exits = np.flatnonzero((along_d % INTERCHANGE_STEP == 0) & (np.arange(n_along) < n_along - 1))
-            if exits.size < 2:
-                continue
-            s = np.arange(exits[0], exits[-1] + 1)
-            s = s[along_d[s] % SAMPLE_STEP == 0]
-            j, i = (np.full(s.size, c), s) if horizontal else (s, np.full(s.size, c))
-            cell = G + j * W + i                      # provisional key of the motorway node
-            grid = j * W + i                          # its adjacent grid corner
-            ex = along_d[s] % INTERCHANGE_STEP == 0
-            cells.append(np.stack([j, i], 1))
-            edges += [np.stack([cell[:-1], cell[1:]], 1), np.stack([cell[ex], grid[ex]], 1)]
-            third = (np.arange(s.size - 1) >= (s.size - 1) // 3) & (np.arange(s.size - 1) < 2 * (s.size - 1) // 3)
-            toll += [third & horizontal & (len(toll) == 0), np.zeros(ex.sum(), bool)]
-    if not cells:
-        z = np.zeros(0, dtype=np.int64)
-        return z.astype(float), z.astype(float), z, z, z.astype(bool)
-    cells = np.concatenate(cells)
-    keys = np.unique(cells[:, 0] * W + cells[:, 1])
-    jv, iu = np.divmod(keys, W)
-    e = np.concatenate(edges)
-    toll = np.concatenate(toll)
-    # renumber motorway nodes G..G+K-1; a shared crossing node makes duplicate ramps: drop them
-    e = np.where(e >= G, G + np.searchsorted(keys, e - G), e)
-    lo, hi = e.min(1), e.max(1)
-    _, uniq = np.unique(lo * (G + keys.size) + hi, return_index=True)
-    uniq = np.sort(uniq)
-    return iu + 0.5, jv + 0.5, e[uniq, 0], e[uniq, 1], toll[uniq]
-
-
 def _make_strongly_connected(n: int, eu, ev, oneway) -> None:
     """Turn one-ways back into two-way streets until the graph is strongly connected.
 
@@ -345,14 +287,6 @@ def _make_strongly_connected(n: int, eu, ev, oneway) -> None:
         if count == 1:
             return
         oneway[oneway & (comp[eu] != comp[ev])] = False
-
-
-def _offset_point(rng, x0, y0, x1, y1, max_offset, t=0.5):
-    """A point at fraction t from (x0, y0) to (x1, y1), pushed sideways by up to
-    max_offset x the segment length (curved streets, without crossing neighbours)."""
-    off = rng.uniform(-max_offset, max_offset, np.size(x0))
-    dx, dy = x1 - x0, y1 - y0
-    return x0 + t * dx - off * dy, y0 + t * dy + off * dx
 
 
 def _to_lonlat(x, y):

@@ -174,84 +174,22 @@ class RoadGraph:
         ``banned_turns`` is a pair (from_arc, to_arc) of indices into the given arc
         list. Self loops are dropped (with any restriction or geometry on them).
         """
-        tail = np.asarray(tail)
-        head = np.asarray(head)
-        m = tail.size
-        if head.size != m:
-            raise GraphError("tail and head differ in length")
-        if num_nodes < 0 or num_nodes >= np.iinfo(np.int32).max:
-            raise GraphError(f"node count {num_nodes} out of range")
-        for name, ids in (("tail", tail), ("head", head)):
-            if m and (ids.min() < 0 or ids.max() >= num_nodes):
-                raise GraphError(f"arc {name} id out of range 0..{num_nodes - 1}")
-        if not metrics:
-            raise GraphError("a graph needs at least one metric")
-        metrics = {k: np.asarray(v) for k, v in metrics.items()}
-        for name, w in metrics.items():
-            if w.shape != (m,):
-                raise GraphError(f"metric {name!r} has {w.size} values for {m} arcs")
-            if not np.issubdtype(w.dtype, np.integer):
-                raise GraphError(f"metric {name!r} is not integral")
-            if m and w.min() < 0:
-                raise GraphError(f"metric {name!r} has a negative cost")
-            if m and w.max() > np.iinfo(np.int32).max:
-                raise GraphError(f"metric {name!r} has a cost above 2^31-1")
-            path_cost_bound(num_nodes, w)  # raises on int64 overflow
-
-        keep = tail != head
-        order = np.flatnonzero(keep)
-        order = order[np.argsort(tail[order], kind="stable")]
-        new_of_old = np.full(m, -1, dtype=np.int64)
-        new_of_old[order] = np.arange(order.size)
-
+        tail, head = _checked_arcs(num_nodes, tail, head)
+        metrics = _checked_metrics(num_nodes, tail.size, metrics)
+        order, new_of_old = _tail_order(tail, head)
         t = tail[order].astype(np.int32)
-        first_out = np.zeros(num_nodes + 1, dtype=np.int32)
-        np.cumsum(np.bincount(t, minlength=num_nodes), out=first_out[1:])
-
-        attrs = {}
-        for name, values in (arc_attrs or {}).items():
-            values = np.asarray(values)
-            if values.shape[0] != m:
-                raise GraphError(f"arc attribute {name!r} has {values.shape[0]} values for {m} arcs")
-            attrs[name] = values[order]
-
+        attrs = _reordered_attrs(arc_attrs, tail.size, order)
         g_first = g_pts = None
         if geometry_first is not None:
             g_first, g_pts = _take_ragged(np.asarray(geometry_first, dtype=np.int64),
                                           np.asarray(geometry_lonlat, dtype=np.float64), order)
-
         restrictions = None
         if banned_turns is not None:
-            f = new_of_old[np.asarray(banned_turns[0], dtype=np.int64)]
-            to = new_of_old[np.asarray(banned_turns[1], dtype=np.int64)]
-            ok = (f >= 0) & (to >= 0)
-            f, to = f[ok].astype(np.int32), to[ok].astype(np.int32)
-            hd = head[order]
-            if np.any(hd[f] != t[to]):
-                raise GraphError("a turn restriction joins arcs that do not meet")
-            pairs = np.unique(np.stack([f, to], axis=1), axis=0) if f.size else np.zeros((0, 2), np.int32)
-            restrictions = TurnRestrictions(pairs[:, 0].astype(np.int32), pairs[:, 1].astype(np.int32))
-
-        if node_id is None:
-            node_id = np.arange(num_nodes, dtype=np.int64)
-        node_id = np.asarray(node_id, dtype=np.int64)
-        if node_id.shape != (num_nodes,):
-            raise GraphError("node_id must have one entry per node")
-        sorted_ids = np.sort(node_id)
-        if np.any(sorted_ids[1:] == sorted_ids[:-1]):
-            raise GraphError("node ids are not unique")
-        if (lon is None) != (lat is None):
-            raise GraphError("give both lon and lat or neither")
-        if lon is not None:
-            lon = np.asarray(lon, dtype=np.float64)
-            lat = np.asarray(lat, dtype=np.float64)
-            if lon.shape != (num_nodes,) or lat.shape != (num_nodes,):
-                raise GraphError("coordinates must have one entry per node")
-            if not (np.isfinite(lon).all() and np.isfinite(lat).all()):
-                raise GraphError("coordinates must be finite")
-
+            restrictions = _renumbered_restrictions(banned_turns, new_of_old, head[order], t)
+        node_id = _checked_node_ids(num_nodes, node_id)
+        lon, lat = _checked_coordinates(num_nodes, lon, lat)
         return cls(
-            first_out=first_out,
+            first_out=_first_out(t, num_nodes),
             head=head[order].astype(np.int32),
             metrics={k: w[order].astype(np.int32) for k, w in metrics.items()},
             node_id=node_id, lon=lon, lat=lat, arc_attrs=attrs,
@@ -260,6 +198,111 @@ class RoadGraph:
             metric_units=dict(metric_units or {}),
             source=source, data_license=data_license,
         )
+
+
+# ------------------------------------------------- construction steps (from_arcs)
+# The checks run in this order so that a bad input always names the same problem.
+def _checked_arcs(num_nodes: int, tail, head) -> tuple[np.ndarray, np.ndarray]:
+    """tail and head as arrays, after checking their lengths and node ids."""
+    tail = np.asarray(tail)
+    head = np.asarray(head)
+    m = tail.size
+    if head.size != m:
+        raise GraphError("tail and head differ in length")
+    if num_nodes < 0 or num_nodes >= np.iinfo(np.int32).max:
+        raise GraphError(f"node count {num_nodes} out of range")
+    for name, ids in (("tail", tail), ("head", head)):
+        if m and (ids.min() < 0 or ids.max() >= num_nodes):
+            raise GraphError(f"arc {name} id out of range 0..{num_nodes - 1}")
+    return tail, head
+
+
+def _checked_metrics(num_nodes: int, m: int, metrics: dict) -> dict[str, np.ndarray]:
+    """Metrics as arrays: one non-negative integer per arc, path costs within int64."""
+    if not metrics:
+        raise GraphError("a graph needs at least one metric")
+    metrics = {k: np.asarray(v) for k, v in metrics.items()}
+    for name, w in metrics.items():
+        if w.shape != (m,):
+            raise GraphError(f"metric {name!r} has {w.size} values for {m} arcs")
+        if not np.issubdtype(w.dtype, np.integer):
+            raise GraphError(f"metric {name!r} is not integral")
+        if m and w.min() < 0:
+            raise GraphError(f"metric {name!r} has a negative cost")
+        if m and w.max() > np.iinfo(np.int32).max:
+            raise GraphError(f"metric {name!r} has a cost above 2^31-1")
+        path_cost_bound(num_nodes, w)  # raises on int64 overflow
+    return metrics
+
+
+def _tail_order(tail: np.ndarray, head: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(order, new_of_old): the kept arcs (no self loops) stably sorted by tail, and
+    each given arc's new index (-1 for a dropped self loop)."""
+    order = np.flatnonzero(tail != head)
+    order = order[np.argsort(tail[order], kind="stable")]
+    new_of_old = np.full(tail.size, -1, dtype=np.int64)
+    new_of_old[order] = np.arange(order.size)
+    return order, new_of_old
+
+
+def _first_out(sorted_tail: np.ndarray, num_nodes: int) -> np.ndarray:
+    """Forward CSR offsets of arcs sorted by tail."""
+    first_out = np.zeros(num_nodes + 1, dtype=np.int32)
+    np.cumsum(np.bincount(sorted_tail, minlength=num_nodes), out=first_out[1:])
+    return first_out
+
+
+def _reordered_attrs(arc_attrs, m: int, order: np.ndarray) -> dict[str, np.ndarray]:
+    """Arc attributes in the new arc order, after checking one value per given arc."""
+    attrs = {}
+    for name, values in (arc_attrs or {}).items():
+        values = np.asarray(values)
+        if values.shape[0] != m:
+            raise GraphError(f"arc attribute {name!r} has {values.shape[0]} values for {m} arcs")
+        attrs[name] = values[order]
+    return attrs
+
+
+def _renumbered_restrictions(banned_turns, new_of_old: np.ndarray, sorted_head: np.ndarray,
+                             sorted_tail: np.ndarray) -> TurnRestrictions:
+    """Banned (from_arc, to_arc) pairs in new arc ids, unique and sorted; pairs that
+    touch a dropped self loop go with it."""
+    f = new_of_old[np.asarray(banned_turns[0], dtype=np.int64)]
+    to = new_of_old[np.asarray(banned_turns[1], dtype=np.int64)]
+    ok = (f >= 0) & (to >= 0)
+    f, to = f[ok].astype(np.int32), to[ok].astype(np.int32)
+    if np.any(sorted_head[f] != sorted_tail[to]):
+        raise GraphError("a turn restriction joins arcs that do not meet")
+    pairs = np.unique(np.stack([f, to], axis=1), axis=0) if f.size else np.zeros((0, 2), np.int32)
+    return TurnRestrictions(pairs[:, 0].astype(np.int32), pairs[:, 1].astype(np.int32))
+
+
+def _checked_node_ids(num_nodes: int, node_id) -> np.ndarray:
+    """int64 file ids, one per node and unique (0..n-1 when none are given)."""
+    if node_id is None:
+        node_id = np.arange(num_nodes, dtype=np.int64)
+    node_id = np.asarray(node_id, dtype=np.int64)
+    if node_id.shape != (num_nodes,):
+        raise GraphError("node_id must have one entry per node")
+    sorted_ids = np.sort(node_id)
+    if np.any(sorted_ids[1:] == sorted_ids[:-1]):
+        raise GraphError("node ids are not unique")
+    return node_id
+
+
+def _checked_coordinates(num_nodes: int, lon, lat):
+    """(lon, lat) as float64, one finite pair per node, or (None, None)."""
+    if (lon is None) != (lat is None):
+        raise GraphError("give both lon and lat or neither")
+    if lon is None:
+        return None, None
+    lon = np.asarray(lon, dtype=np.float64)
+    lat = np.asarray(lat, dtype=np.float64)
+    if lon.shape != (num_nodes,) or lat.shape != (num_nodes,):
+        raise GraphError("coordinates must have one entry per node")
+    if not (np.isfinite(lon).all() and np.isfinite(lat).all()):
+        raise GraphError("coordinates must be finite")
+    return lon, lat
 
 
 def path_cost_bound(num_nodes: int, weights: np.ndarray) -> int:

@@ -1,0 +1,209 @@
+"""Building the RoadGraph of the car ways that engine.io.osm has read.
+
+Input: the kept ways as flat arrays (way ids, node-ref counts, every node ref as an
+index into the file's unique node ids), their tag profiles (engine.io.osm_tags) and
+the node locations. Ways are cut at missing nodes, split into edges between graph
+nodes (way ends, shared nodes, roundabout midpoints), then each edge becomes one or
+two arcs with interior geometry; all of it is numpy on flat arrays.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engine.graph import RoadGraph, haversine_m
+from engine.io.errors import LoadError
+from engine.io.osm_restrictions import resolve_restrictions
+
+if TYPE_CHECKING:   # the report is only filled in here; importing osm would be circular
+    from engine.io.osm import OsmReport
+
+__all__ = ["build_graph", "LICENSE", "INVALID_COORD"]
+
+LICENSE = "© OpenStreetMap contributors"
+INVALID_COORD = 2**31 - 1   # libosmium's undefined coordinate (missing node)
+
+# Columns of a way profile (engine.io.osm_tags.way_profile).
+_CLASS, _FWD, _BWD, _SPEED_F, _SPEED_B, _LANES_F, _LANES_B, _TOLL, _ROUNDABOUT, _DURATION = range(10)
+
+
+@dataclass
+class _Edges:
+    """Stretches of a way between consecutive graph nodes: ref positions a..b."""
+    a: np.ndarray
+    b: np.ndarray
+    way: np.ndarray      # index of its way
+    tail: np.ndarray     # graph node at a
+    head: np.ndarray     # graph node at b
+    length: np.ndarray   # metres along the polyline
+
+
+@dataclass
+class _Arcs:
+    """Directed arcs, forward arcs of all edges first, then the backward ones."""
+    edge: np.ndarray
+    forward: np.ndarray   # runs along its way (a -> b)
+    tail: np.ndarray
+    head: np.ndarray
+    way: np.ndarray
+    length: np.ndarray
+    speed: np.ndarray
+    lanes: np.ndarray
+
+
+def build_graph(path, way_ids, lengths, ref_u, unique_ids, xy, profiles, restrictions,
+                report: OsmReport, progress, cancel) -> RoadGraph:
+    """The road graph of the kept ways; fills the report's node and turn counts."""
+    prof = np.array(profiles, dtype=np.float64)
+    ref_u, way_of, piece = _way_pieces(path, lengths, ref_u, xy, report)
+    split, a, b = _graph_segments(ref_u, piece, unique_ids.size)
+    cancel.check()
+
+    node_u = np.unique(ref_u[split])
+    node_of_u = np.full(unique_ids.size, -1, dtype=np.int64)
+    node_of_u[node_u] = np.arange(node_u.size)
+    lon_u = xy[:, 0] / 1e7   # libosmium fixed point; division rounds like osmium's lon
+    lat_u = xy[:, 1] / 1e7
+    lon_p, lat_p = lon_u[ref_u], lat_u[ref_u]
+    edges = _edges(a, b, way_of, node_of_u[ref_u], lon_p, lat_p)
+    arcs = _arcs(prof, edges, way_ids.size)
+    g_first, geometry = _arc_geometry(edges, arcs, lon_p, lat_p)
+
+    progress(0.85, f"resolving {len(restrictions)} turn restrictions")
+    cancel.check()
+    banned = resolve_restrictions(restrictions, way_ids, unique_ids, node_of_u,
+                                  arcs.tail, arcs.head, arcs.way, arcs.edge, report)
+    graph = RoadGraph.from_arcs(
+        node_u.size, arcs.tail, arcs.head, _metrics(arcs),
+        unique_ids[node_u], lon=lon_u[node_u], lat=lat_u[node_u],
+        arc_attrs=_arc_attrs(prof, arcs),
+        geometry_first=g_first, geometry_lonlat=geometry, banned_turns=banned,
+        metric_units={"distance": "m", "travel_time": "ds"},
+        source=path.name, data_license=LICENSE)
+    report.banned_turns = len(graph.turn_restrictions)
+    return graph
+
+
+def _way_pieces(path, lengths, ref_u, xy, report: OsmReport):
+    """(ref_u, way_of, piece): the usable node refs, each with its way and way piece."""
+    way_of = np.repeat(np.arange(lengths.size), lengths)
+    way_start = np.zeros(ref_u.size, dtype=bool)
+    way_start[np.cumsum(lengths)[:-1]] = True
+    way_start[0] = True
+
+    # A node missing from the file cuts its way: drop it and start a new piece after it.
+    missing = (xy[ref_u] == INVALID_COORD).any(axis=1)
+    report.missing_nodes = int(missing.sum())
+    piece_start = way_start | np.r_[False, missing[:-1]]
+    piece = np.cumsum(piece_start)[~missing]
+    ref_u, way_of = ref_u[~missing], way_of[~missing]
+    # Repeated consecutive refs (mapping errors) would make zero-length segments.
+    first = np.r_[True, piece[1:] != piece[:-1]]
+    keep = first | np.r_[True, ref_u[1:] != ref_u[:-1]]
+    ref_u, way_of, piece = ref_u[keep], way_of[keep], piece[keep]
+    # Pieces of one node carry no segment.
+    keep = np.bincount(piece)[piece] >= 2
+    ref_u, way_of, piece = ref_u[keep], way_of[keep], piece[keep]
+    if ref_u.size == 0:
+        raise LoadError(path, "no drivable roads in this file (the road ways have no "
+                              "node locations)")
+    return ref_u, way_of, piece
+
+
+def _graph_segments(ref_u, piece, num_unique: int):
+    """(split, a, b): which refs are graph nodes, and the (start, end) ref positions of
+    the segments between them. Graph nodes are way ends and nodes used twice or more
+    (by any ways, or one way twice)."""
+    first = np.r_[True, piece[1:] != piece[:-1]]
+    last = np.r_[piece[1:] != piece[:-1], True]
+    uses = np.bincount(ref_u, minlength=num_unique)
+    split = first | last | (uses[ref_u] >= 2)
+    a, b = _segments(split, piece)
+    # A closed segment (roundabout) would be a self loop: split it at its middle node,
+    # which is used once only, so the two halves have distinct ends.
+    loop = ref_u[a] == ref_u[b]
+    if loop.any():
+        split[(a[loop] + b[loop]) // 2] = True
+        a, b = _segments(split, piece)
+    return split, a, b
+
+
+def _segments(split: np.ndarray, piece: np.ndarray):
+    """(start, end) positions of consecutive graph nodes within one way piece."""
+    s = np.flatnonzero(split)
+    same = piece[s[:-1]] == piece[s[1:]]
+    return s[:-1][same], s[1:][same]
+
+
+def _edges(a, b, way_of, node_of_ref, lon_p, lat_p) -> _Edges:
+    """Edges between graph nodes; lengths along the polyline, via the running sum of
+    segment lengths."""
+    seg = haversine_m(lon_p[:-1], lat_p[:-1], lon_p[1:], lat_p[1:])
+    cum = np.r_[0.0, np.cumsum(seg)]
+    return _Edges(a, b, way_of[a], node_of_ref[a], node_of_ref[b], cum[b] - cum[a])
+
+
+def _way_speeds(prof, edges: _Edges, num_ways: int):
+    """(forward, backward) km/h per way: the tagged speeds, except that ferries with a
+    duration run at whole route length / duration."""
+    speed_f, speed_b = prof[:, _SPEED_F].copy(), prof[:, _SPEED_B].copy()
+    dur = prof[:, _DURATION]
+    timed = np.isfinite(dur)
+    if timed.any():
+        way_len = np.bincount(edges.way, weights=edges.length, minlength=num_ways)
+        speed_f[timed] = speed_b[timed] = np.clip(way_len[timed] / dur[timed] * 3.6, 1, 300)
+    return speed_f, speed_b
+
+
+def _arcs(prof, edges: _Edges, num_ways: int) -> _Arcs:
+    """The forward arc of every edge whose way allows it, then the backward ones."""
+    speed_f, speed_b = _way_speeds(prof, edges, num_ways)
+    fwd = np.flatnonzero(prof[edges.way, _FWD] > 0)
+    bwd = np.flatnonzero(prof[edges.way, _BWD] > 0)
+    arc_edge = np.r_[fwd, bwd]
+    is_fwd = np.r_[np.ones(fwd.size, bool), np.zeros(bwd.size, bool)]
+    arc_way = edges.way[arc_edge]
+    return _Arcs(
+        edge=arc_edge, forward=is_fwd,
+        tail=np.where(is_fwd, edges.tail[arc_edge], edges.head[arc_edge]),
+        head=np.where(is_fwd, edges.head[arc_edge], edges.tail[arc_edge]),
+        way=arc_way, length=edges.length[arc_edge],
+        speed=np.where(is_fwd, speed_f[arc_way], speed_b[arc_way]),
+        lanes=np.where(is_fwd, prof[arc_way, _LANES_F], prof[arc_way, _LANES_B]))
+
+
+def _arc_geometry(edges: _Edges, arcs: _Arcs, lon_p, lat_p):
+    """(geometry_first, geometry_lonlat): interior points, tail to head: a+1..b-1
+    forwards, b-1..a+1 backwards."""
+    a, b, arc_edge, is_fwd = edges.a, edges.b, arcs.edge, arcs.forward
+    count = (b - a - 1)[arc_edge]
+    g_first = np.zeros(arc_edge.size + 1, dtype=np.int64)
+    np.cumsum(count, out=g_first[1:])
+    start = np.where(is_fwd, a[arc_edge] + 1, b[arc_edge] - 1)
+    step = np.where(is_fwd, 1, -1)
+    offset = np.arange(g_first[-1]) - np.repeat(g_first[:-1], count)
+    pts = np.repeat(start, count) + np.repeat(step, count) * offset
+    return g_first, np.stack([lon_p[pts], lat_p[pts]], axis=1)
+
+
+def _metrics(arcs: _Arcs) -> dict[str, np.ndarray]:
+    """distance (m) and travel_time (ds), both at least 1."""
+    distance = np.maximum(1, np.rint(arcs.length)).astype(np.int64)
+    travel_time = np.maximum(1, np.rint(arcs.length / (arcs.speed / 3.6) * 10)).astype(np.int64)
+    return {"distance": distance, "travel_time": travel_time}
+
+
+def _arc_attrs(prof, arcs: _Arcs) -> dict[str, np.ndarray]:
+    arc_way = arcs.way
+    oneway = (prof[:, _FWD] > 0) != (prof[:, _BWD] > 0)
+    return {
+        "length_m": arcs.length.astype(np.float32),
+        "road_class": prof[arc_way, _CLASS].astype(np.int8),
+        "speed_kmh": arcs.speed.astype(np.float32),
+        "lanes": arcs.lanes.astype(np.int8),
+        "oneway": oneway[arc_way],
+        "toll": prof[arc_way, _TOLL] > 0,
+        "roundabout": prof[arc_way, _ROUNDABOUT] > 0,
+    }

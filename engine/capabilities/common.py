@@ -25,6 +25,11 @@ def use_hierarchy_file(workspace, params: dict) -> None:
     params["metric"] = h.metric
 
 
+def text_lines(lines: list[str], written: str | None, what: str) -> str:
+    """Command-line text: ``lines``, then where the result was written, if it was."""
+    return "\n".join(lines + ([f"  {what} written to {written}"] if written else []))
+
+
 def file_ids(graph, nodes):
     """Internal node indices as the file's node ids (a list of ints)."""
     return graph.node_id[nodes].tolist()

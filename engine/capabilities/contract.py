@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from engine.capabilities import Capability, Param, register
-from engine.capabilities.common import METRIC
+from engine.capabilities.common import METRIC, text_lines
 from engine.ch import DEFAULT_C, DEFAULT_K, Hierarchy, contract
 
 
@@ -30,12 +30,9 @@ def level_text(record: dict) -> str:
 
 def text(r: dict) -> str:
     s = r["summary"]
-    lines = [f"contracted in {s['contract_ms']:.0f} ms on {r['backend']}: {s['levels']} levels, "
-             f"core {s['core_nodes']:,} nodes, {s['shortcuts']:,} shortcuts, "
-             f"edge growth {s['edge_growth']}"]
-    if r["out"]:
-        lines.append(f"  hierarchy written to {r['out']}")
-    return "\n".join(lines)
+    return text_lines([f"contracted in {s['contract_ms']:.0f} ms on {r['backend']}: {s['levels']} "
+                       f"levels, core {s['core_nodes']:,} nodes, {s['shortcuts']:,} shortcuts, "
+                       f"edge growth {s['edge_growth']}"], r["out"], "hierarchy")
 
 
 CONTRACT = register(Capability(

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.capabilities import Capability, Param, register
-from engine.capabilities.common import HIERARCHY, METRIC, SOURCE, use_hierarchy_file
+from engine.capabilities.common import HIERARCHY, METRIC, SOURCE, text_lines, use_hierarchy_file
 from engine.paths import ShortestPathTree
 
 PHAST = "phast"
@@ -79,13 +79,11 @@ def to_json(workspace, params: dict, a: TreeAnswer) -> dict:
 
 
 def text(r: dict) -> str:
-    lines = [f"{r['metric']} tree from {r['from']}: reached {r['reached']:,} of {r['nodes']:,} "
-             f"nodes, farthest {r['max_distance']:,}",
-             f"  computed in {r['compute_ms']:.2f} ms ({r['total_ms']:.2f} ms with the copy to "
-             f"host) by {r['method']} on {r['backend']}"]
-    if r["out"]:
-        lines.append(f"  written to {r['out']} (node_id, distance, parent)")
-    return "\n".join(lines)
+    return text_lines([f"{r['metric']} tree from {r['from']}: reached {r['reached']:,} of "
+                       f"{r['nodes']:,} nodes, farthest {r['max_distance']:,}",
+                       f"  computed in {r['compute_ms']:.2f} ms ({r['total_ms']:.2f} ms with the copy "
+                       f"to host) by {r['method']} on {r['backend']}"],
+                      r["out"], "tree (node_id, distance, parent)")
 
 
 TREE = register(Capability(

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import partial
 
 import numba
 import numpy as np
 
 from engine import backend as backends
-from engine.backend import load_module
 from engine.ch.hierarchy import Hierarchy
 from engine.paths import Path, ShortestPathTree, check_node, path_from_tree
-from engine.sssp.graph_batch import captured
 from engine.sssp.parents import parent_arcs
 from engine.sssp.prepared import prepare
 from engine.timing import Timer
@@ -129,7 +128,7 @@ class PhastQuery:
             check_node(self.hierarchy.graph, s)
         if self.backend.is_gpu:
             d, _ = _gpu_distances(self.index, sources, False)
-            d = d.get()
+            d = self.backend.to_host(d)
             out = d.astype(np.int64)
             out[d == U64_INF] = -1
             return out
@@ -146,76 +145,76 @@ class PhastQuery:
 
 # ------------------------------------------------------------------ GPU
 def _gpu_distances(index: _Index, sources: list[int], per_level: bool):
-    import cupy
-    module = load_module("phast")
     b = len(sources)
-    key = b
-    if key not in index.graphs:
-        index.graphs[key] = _GpuQuery(index, module, b)
-    q = index.graphs[key]
-    q.sources.set(np.asarray(sources, dtype=np.int32))
+    if b not in index.graphs:
+        index.graphs[b] = _GpuQuery(index, b)
+    q = index.graphs[b]
+    index.backend.to_device(np.asarray(sources, dtype=np.int32), out=q.sources)
     if not per_level:
         q.launch()
         return q.d, None
-    # per-level timing: the same launches one by one, each between two events
-    timings = {"up": [], "down": []}
-    for name, step in q.steps:
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
+    return q.d, _timed_steps(index.backend, q.steps)
+
+
+def _timed_steps(backend, steps) -> dict:
+    """Run ``steps`` one by one, each between two marks (per-level timing):
+    {"up": [ms per level], "down": [...], other step names: ms}."""
+    marks = []
+    for name, step in steps:
+        start = backend.mark()
         step()
-        end.record()
-        timings.setdefault("_events", []).append((name, start, end))
-    for name, start, end in timings.pop("_events"):
-        end.synchronize()
-        ms = cupy.cuda.get_elapsed_time(start, end)
+        marks.append((name, start, backend.mark()))
+    timings = {"up": [], "down": []}
+    for name, start, end in marks:
+        ms = backend.elapsed_ms(start, end)
         if name in ("up", "down"):
             timings[name].append(ms)
         else:
             timings[name] = timings.get(name, 0.0) + ms
-    return q.d, timings
+    return timings
 
 
 class _GpuQuery:
     """Buffers and the captured launch sequence for batches of ``b`` sources."""
 
-    def __init__(self, index: _Index, module, b: int) -> None:
-        import cupy
+    def __init__(self, index: _Index, b: int) -> None:
+        backend, xp = index.backend, index.backend.xp
         n, k = index.n, index.k
-        self.d = cupy.empty((b, n), dtype=cupy.uint64)
-        self.sources = cupy.zeros(b, dtype=cupy.int32)
-        self.scratch = cupy.empty((b, n), dtype=cupy.int32)        # reached nodes, by level
-        self.bucket_size = cupy.zeros((b, index.levels + 1), dtype=cupy.int32)
-        init, relax = module.get_function("phast_init"), module.get_function("phast_relax")
-        up, core = module.get_function("phast_up_search"), module.get_function("phast_core_reached")
-        steps = [("init", lambda: init(((n + BLOCK - 1) // BLOCK, b), (BLOCK,),
-                                       (self.d, np.int32(n), self.sources)))]
+        self.d = xp.empty((b, n), dtype=np.uint64)
+        self.sources = xp.zeros(b, dtype=np.int32)
+        self.scratch = xp.empty((b, n), dtype=np.int32)        # reached nodes, by level
+        self.bucket_size = xp.zeros((b, index.levels + 1), dtype=np.int32)
 
-        def sweep(tail, head, w, begin, end):
-            blocks = (end - begin + BLOCK - 1) // BLOCK
-            return lambda: relax((blocks, b), (BLOCK,), (tail, head, w, np.int32(begin),
-                                                          np.int32(end), self.d, np.int32(n)))
+        def step(kernel, grid, block, *args):
+            backend.kernel("phast", kernel)          # loaded before the capture
+            return lambda: backend.launch("phast", kernel, args, grid=grid, block=block)
 
         levels = np.int32(index.levels)
-        steps.append(("up", lambda: up((1, b), (UP_THREADS,), (
-            index.up_begin, index.up_end, index.up_head, index.up_w, index.node_level, levels,
-            index.level_start, np.int32(n), self.sources, self.d, self.scratch,
-            self.bucket_size))))
+        steps = [("init", step("phast_init", ((n + BLOCK - 1) // BLOCK, b), BLOCK,
+                               self.d, np.int32(n), self.sources)),
+                 ("up", step("phast_up_search", (1, b), UP_THREADS, index.up_begin, index.up_end,
+                             index.up_head, index.up_w, index.node_level, levels,
+                             index.level_start, np.int32(n), self.sources, self.d, self.scratch,
+                             self.bucket_size))]
         if k:
             core_start = np.int64(int(index.level_start[index.levels]))
-            steps.append(("core", lambda: core(((k + BLOCK - 1) // BLOCK, b), (BLOCK,), (
-                self.d, np.int32(n), index.core, np.int32(k), index.core_index, self.scratch,
-                core_start, self.bucket_size, levels, index.core_dist))))
+            steps.append(("core", step("phast_core_reached", ((k + BLOCK - 1) // BLOCK, b), BLOCK,
+                                       self.d, np.int32(n), index.core, np.int32(k),
+                                       index.core_index, self.scratch, core_start,
+                                       self.bucket_size, levels, index.core_dist)))
         for lv in range(index.levels - 1, -1, -1):
             begin, end = int(index.down_first[lv]), int(index.down_first[lv + 1])
             if end > begin:
-                steps.append(("down", sweep(index.down_tail, index.down_head, index.down_w, begin, end)))
+                steps.append(("down", step("phast_relax", ((end - begin + BLOCK - 1) // BLOCK, b),
+                                           BLOCK, index.down_tail, index.down_head, index.down_w,
+                                           np.int32(begin), np.int32(end), self.d, np.int32(n))))
         self.steps = steps
 
         def run_all():
-            for _, step in steps:
-                step()
+            for _, launch in steps:
+                launch()
 
-        self.launch = captured(run_all)
+        self.launch = backend.capture(run_all)
 
 
 # ------------------------------------------------------------------ CPU
@@ -223,29 +222,24 @@ def _cpu_distances(index: _Index, source: int, per_level: bool = False):
     """The same sweeps, one Numba call per level (about a microsecond each)."""
     d = np.full(index.n, INF64, dtype=np.int64)
     d[source] = 0
-    timings = {"up": [], "down": []} if per_level else None
-
-    def timed(name, fn, *args):
-        t0 = time.perf_counter()
-        fn(*args)
-        if per_level:
-            ms = (time.perf_counter() - t0) * 1000
-            if name == "core":
-                timings["core"] = ms
-            else:
-                timings[name].append(ms)
-
+    steps = []
     for lv in range(index.levels):
         begin, end = index.up_first[lv], index.up_first[lv + 1]
         if end > begin:
-            timed("up", _relax, index.up_tail, index.up_head, index.up_w, begin, end, d)
+            steps.append(("up", partial(_relax, index.up_tail, index.up_head, index.up_w,
+                                        begin, end, d)))
     if index.k:
-        timed("core", _core, d, index.core, index.core_dist)
+        steps.append(("core", partial(_core, d, index.core, index.core_dist)))
     for lv in range(index.levels - 1, -1, -1):
         begin, end = index.down_first[lv], index.down_first[lv + 1]
         if end > begin:
-            timed("down", _relax, index.down_tail, index.down_head, index.down_w, begin, end, d)
-    return d, timings
+            steps.append(("down", partial(_relax, index.down_tail, index.down_head,
+                                          index.down_w, begin, end, d)))
+    if per_level:
+        return d, _timed_steps(index.backend, steps)
+    for _, run in steps:
+        run()
+    return d, None
 
 
 @numba.njit(cache=True)

@@ -1,4 +1,4 @@
-"""APSP: the core (the last overlay, fewer than K nodes) as a complete distance matrix.
+"""APSP: the core (the last level graph, fewer than K nodes) as a complete distance matrix.
 
 GPU: blocked Floyd-Warshall, three launches per 32 pivots (engine/kernels/ch.cu),
 with predecessors. CPU: scipy's Dijkstra from every core node (faster than a Python
@@ -9,22 +9,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.backend import load_module
-from engine.ch.overlay import Overlay
+from engine.ch.level_graph import LevelGraph
 
 INF = np.iinfo(np.int64).max
 _ZERO = 1e-9   # scipy drops explicit zeros as non-arcs; see engine/reference.py
 
 
-def core_apsp(g: Overlay, core_nodes, backend):
+def core_apsp(g: LevelGraph, core_nodes, backend=None):
     """(dist int64 [k, k] with INF for no path, pred int32 [k, k] core indices, -1 none)."""
-    xp = g.xp
+    backend = backend or g.backend
+    xp = backend.xp
     k = int(core_nodes.size)
     position = xp.full(g.n, -1, dtype=xp.int64)
     position[core_nodes] = xp.arange(k)
     ct, ch, w = position[g.tail], position[g.head], g.weight
     if backend.is_gpu:
-        return _floyd_warshall(xp, k, ct, ch, w)
+        return _floyd_warshall(backend, k, ct, ch, w)
     import scipy.sparse as sp
     from scipy.sparse import csgraph
     matrix = sp.csr_matrix((np.where(w == 0, _ZERO, w.astype(float)), (ct, ch)), shape=(k, k))
@@ -35,26 +35,24 @@ def core_apsp(g: Overlay, core_nodes, backend):
     return out, np.where(pred < 0, -1, pred).astype(np.int32)
 
 
-def _floyd_warshall(xp, k, ct, ch, w):
+def _floyd_warshall(backend, k, ct, ch, w):
+    xp = backend.xp
     tile = 32                                  # FW_TILE in ch.cu
     rounds = (k + tile - 1) // tile
     P = rounds * tile                          # padding nodes have no arcs
     big = xp.int64(2**61)      # INF stand-in that survives one addition
     dist = xp.full((P, P), big, dtype=xp.int64)
-    dist[ct, ch] = w           # one arc per pair in an overlay
+    dist[ct, ch] = w           # one arc per pair in a level graph
     pred = xp.full((P, P), -1, dtype=xp.int32)
     pred[ct, ch] = ct.astype(xp.int32)
     idx = xp.arange(P)
     dist[idx, idx] = 0
-    module = load_module("ch")
-    diagonal, cross, rest = (module.get_function(f"ch_fw_{name}")
-                             for name in ("diagonal", "cross", "rest"))
     threads = (tile, tile)
     for b in range(rounds):
-        args = (dist, pred, np.int64(P), np.int64(b))
-        diagonal((1,), threads, args)
-        cross((rounds, 2), threads, args)
-        rest((rounds, rounds), threads, args)
+        args = (dist, pred, P, b)
+        backend.launch("ch", "ch_fw_diagonal", args, grid=1, block=threads)
+        backend.launch("ch", "ch_fw_cross", args, grid=(rounds, 2), block=threads)
+        backend.launch("ch", "ch_fw_rest", args, grid=(rounds, rounds), block=threads)
     dist, pred = xp.ascontiguousarray(dist[:k, :k]), xp.ascontiguousarray(pred[:k, :k])
     dist[dist >= big] = INF
     return dist, pred

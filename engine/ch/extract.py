@@ -1,4 +1,4 @@
-"""EXTRACT: G_{l+1} in fresh compact arrays: the arcs between surviving nodes plus
+"""EXTRACT: the level graph G_{l+1} in fresh compact arrays: the arcs between surviving nodes plus
 the new shortcuts, one cheapest arc per node pair (rebuilding beats carrying dead
 arcs, as the paper found).
 
@@ -8,15 +8,16 @@ is their merge, not a sort. A shortcut u->v exists only when the arc u->v of G_l
 """
 from __future__ import annotations
 
-from engine.ch import device
-from engine.ch.overlay import Overlay
+from engine.ch.level_graph import LevelGraph
 from engine.ch.shortcut import Shortcuts
 
 
-def next_overlay(g: Overlay, contracted, sc: Shortcuts, shortcut_ids, out_first) -> Overlay:
-    xp, n = g.xp, g.n
-    if device.on_gpu(xp):
+def next_level_graph(g: LevelGraph, contracted, sc: Shortcuts, shortcut_ids,
+                     out_first) -> LevelGraph:
+    """The array formulation below is the specification; the GPU runs kernels."""
+    if g.backend.is_gpu:
         return _merged_kernels(g, contracted, sc, shortcut_ids, out_first)
+    xp, n = g.xp, g.n
     kept = xp.flatnonzero(~(contracted[g.tail] | contracted[g.head]))
     old_key = g.key[kept]
     new_key = sc.key
@@ -40,24 +41,25 @@ def next_overlay(g: Overlay, contracted, sc: Shortcuts, shortcut_ids, out_first)
         out[old_rank] = old[kept]
         out[new_rank] = new
         merged.append(out[:size])
-    return Overlay(xp, n, *merged)
+    return LevelGraph(g.backend, n, *merged)
 
 
-def _merged_kernels(g: Overlay, contracted, sc: Shortcuts, shortcut_ids, out_first) -> Overlay:
+def _merged_kernels(g: LevelGraph, contracted, sc: Shortcuts, shortcut_ids,
+                    out_first) -> LevelGraph:
     """The same merge in three launches and one cumsum (engine/kernels/ch.cu)."""
-    xp, n, m, k = g.xp, g.n, g.num_arcs, int(sc.tail.size)
+    backend, xp, n, m, k = g.backend, g.xp, g.n, g.num_arcs, int(sc.tail.size)
     # rows: surviving, replaced (the kernel writes every entry when there are arcs)
     flags = (xp.empty if m else xp.zeros)(2 * (m + 1), dtype=xp.int64)
     shortcuts_before = xp.empty(m, dtype=xp.int64)
-    device.launch("ch_extract_mark", m, g.tail, g.head, contracted, sc.key, k, n, m,
-                  flags, shortcuts_before)
+    backend.launch("ch", "ch_extract_mark", (g.tail, g.head, contracted, sc.key, k, n, m, flags,
+                                             shortcuts_before), threads=m)
     before = xp.cumsum(flags.reshape(2, m + 1), axis=1)
-    kept, replaced = (int(x) for x in before[:, m].get())
+    kept, replaced = (int(x) for x in backend.to_host(before[:, m]))
     before = before.ravel()
     size = kept + k - replaced
     out = list(xp.empty((4, size), dtype=xp.int64))
-    device.launch("ch_extract_old", m, g.tail, g.head, g.weight, g.harc, flags, before,
-                  shortcuts_before, m, *out)
-    device.launch("ch_extract_new", k, sc.tail, sc.head, sc.weight, shortcut_ids, k, g.head,
-                  out_first, before, m, *out)
-    return Overlay(xp, n, *out)
+    backend.launch("ch", "ch_extract_old", (g.tail, g.head, g.weight, g.harc, flags, before,
+                                            shortcuts_before, m, *out), threads=m)
+    backend.launch("ch", "ch_extract_new", (sc.tail, sc.head, sc.weight, shortcut_ids, k, g.head,
+                                            out_first, before, m, *out), threads=k)
+    return LevelGraph(backend, n, *out)

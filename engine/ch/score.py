@@ -7,15 +7,15 @@ whose contraction disturbs little.
 """
 from __future__ import annotations
 
-from engine.ch import device
-from engine.ch.overlay import Overlay, broken_paths
+from engine.ch.level_graph import LevelGraph, broken_paths
 
 
-def importance(g: Overlay, alive, out_first):
-    """int64 [n] in 1/64 units; meaningless for nodes that are not alive."""
-    xp = g.xp
-    if device.on_gpu(xp):
+def importance(g: LevelGraph, alive, out_first):
+    """int64 [n] in 1/64 units; meaningless for nodes that are not alive. The array
+    formulation below is the specification; the GPU runs fused kernels."""
+    if g.backend.is_gpu:
         return _importance_kernels(g, out_first)
+    xp = g.xp
     n = g.n
     u, w, v, length, _, _ = broken_paths(g, alive, out_first)
     found, direct = g.lookup(u, v)
@@ -41,18 +41,19 @@ def importance(g: Overlay, alive, out_first):
         (nb_degree * 16).astype(xp.int64) + avg_w_64
 
 
-def _importance_kernels(g: Overlay, out_first):
+def _importance_kernels(g: LevelGraph, out_first):
     """The same integers from three fused kernels (engine/kernels/ch.cu); the
     largest out-degree goes to ``g.counters``."""
     xp, n, m = g.xp, g.n, g.num_arcs
     indeg, wsum, needed, nb_degree = xp.zeros((4, n), dtype=xp.uint64)
     total = g.weight.sum(keepdims=True)
     out = xp.empty(n, dtype=xp.int64)
-    device.launch("ch_arc_sums", m, g.tail, g.head, g.weight, m, indeg, wsum)
-    device.launch("ch_score_arcs", m, g.tail, g.head, g.weight, out_first, indeg, m,
-                  needed, nb_degree)
-    device.launch("ch_score_nodes", n, out_first, indeg, needed, nb_degree, wsum, total, n, m,
-                  out, g.counters)
+    launch = g.backend.launch
+    launch("ch", "ch_arc_sums", (g.tail, g.head, g.weight, m, indeg, wsum), threads=m)
+    launch("ch", "ch_score_arcs", (g.tail, g.head, g.weight, out_first, indeg, m, needed,
+                                   nb_degree), threads=m)
+    launch("ch", "ch_score_nodes", (out_first, indeg, needed, nb_degree, wsum, total, n, m, out,
+                                    g.counters), threads=n)
     return out
 
 

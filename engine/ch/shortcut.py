@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.ch import device, witness
-from engine.ch.overlay import (COUNT_BROKEN_BOUND, COUNT_FOUND, COUNT_SEEN, COUNT_WORK,
-                               Overlay, broken_paths, lex_order, pair_expansion)
+from engine.ch import witness
+from engine.ch.level_graph import (COUNT_BROKEN_BOUND, COUNT_FOUND, COUNT_SEEN, COUNT_WORK,
+                                   LevelGraph, broken_paths, lex_order, pair_expansion)
 
 
 @dataclass
@@ -32,10 +32,11 @@ class Shortcuts:
     candidates: int     # broken paths examined
 
 
-def find_shortcuts(g: Overlay, contracted, out_first) -> Shortcuts:
-    xp = g.xp
-    if device.on_gpu(xp):
+def find_shortcuts(g: LevelGraph, contracted, out_first) -> Shortcuts:
+    """The array formulation below is the specification; the GPU runs kernels."""
+    if g.backend.is_gpu:
         return _shortcut_kernels(g, contracted, out_first)
+    xp = g.xp
     u, w, v, length, in_arc, out_arc = broken_paths(g, contracted, out_first)
     candidates = int(u.size)
     found, direct = g.lookup(u, v)
@@ -57,59 +58,71 @@ def find_shortcuts(g: Overlay, contracted, out_first) -> Shortcuts:
     witnessed[row[shorter]] = True
     keep = ~witnessed
     u, w, v, length, in_arc, out_arc = (a[keep] for a in (u, w, v, length, in_arc, out_arc))
-    longest = int(length.max()) if length.size else 0
-    return _merged(g, contracted, out_first, u, w, v, length, in_arc, out_arc, candidates, longest)
+    return _merged(g, contracted, out_first, u, w, v, length, in_arc, out_arc, candidates)
 
 
-def _merged(g: Overlay, contracted, out_first, u, w, v, length, in_arc, out_arc,
-            candidates: int, longest: int) -> Shortcuts:
-    """One shortcut per (u, v): the cheapest candidate, then the lowest middle node,
-    unless a longer detour witnesses it (witness.py; the cheapest candidate of a
-    pair stands for all of them). Sorted by (u, v)."""
+def pair_order(g: LevelGraph, u, w, v, length):
+    """(order, first): candidates sorted by (u, v, length, w); ``first`` marks each
+    pair's cheapest (then lowest middle node) in that order."""
     xp, n = g.xp, g.n
     key = u * n + v                     # node ids are int32, so n * n < 2^62
+    longest = int(length.max()) if length.size else 0
     if (longest + 1) * n < 2**62:       # (length, w) packs into one key too
         order = lex_order(xp, key, length * n + w)
     else:
         order = lex_order(xp, key, length, w)
-    skey, slen = key[order], length[order]
+    skey = key[order]
     first = xp.ones(skey.size, dtype=bool)
     if skey.size > 1:
         first[1:] = skey[1:] != skey[:-1]
-    witnessed = witness.witnessed(g, contracted, out_first, u[order], v[order], slen, first)
+    return order, first
+
+
+def _merged(g: LevelGraph, contracted, out_first, u, w, v, length, in_arc, out_arc,
+            candidates: int) -> Shortcuts:
+    """One shortcut per (u, v): the cheapest candidate, then the lowest middle node,
+    unless a longer detour witnesses it (witness.py; the cheapest candidate of a
+    pair stands for all of them). Sorted by (u, v)."""
+    xp, n = g.xp, g.n
+    key = u * n + v
+    order, first = pair_order(g, u, w, v, length)
+    witnessed = witness.witnessed(g, contracted, out_first, u[order], v[order], length[order],
+                                  first)
     pick = order[xp.flatnonzero(first & ~witnessed)]
     return Shortcuts(u[pick], v[pick], length[pick], w[pick], in_arc[pick], out_arc[pick],
                      key[pick], candidates)
 
 
-def _shortcut_kernels(g: Overlay, contracted, out_first) -> Shortcuts:
+def _shortcut_kernels(g: LevelGraph, contracted, out_first) -> Shortcuts:
     """The same shortcuts in the same order from kernels (engine/kernels/ch.cu):
     the broken paths without a 1- or 2-hop witness are appended in any order,
     sorted by pair key, each pair's winner picked in place, searched for a local
     witness and the survivors written out in key order; three waits for sizes."""
-    xp, n, m = g.xp, g.n, g.num_arcs
+    backend, xp, n, m = g.backend, g.xp, g.n, g.num_arcs
     counters = g.counters
     # the arcs (u, w) into contracted nodes; each starts out-degree(w) broken paths at most
     work = xp.empty(m, dtype=xp.int64)
-    device.launch("ch_broken_path_bound", m, g.head, out_first, contracted, m, counters, work)
-    counts = counters.get()
+    backend.launch("ch", "ch_broken_path_bound", (g.head, out_first, contracted, m, counters,
+                                                  work), threads=m)
+    counts = backend.to_host(counters)
     capacity, items = int(counts[COUNT_BROKEN_BOUND]), int(counts[COUNT_WORK])
     key, length, w, in_arc, out_arc = xp.empty((5, capacity), dtype=xp.int64)
-    device.launch("ch_shortcuts", 32 * items, g.tail, g.head, g.weight, out_first, contracted,
-                  work, items, n, capacity, counters, key, length, w, in_arc, out_arc)
-    counts = counters.get()
+    backend.launch("ch", "ch_shortcuts", (g.tail, g.head, g.weight, out_first, contracted, work,
+                                          items, n, capacity, counters, key, length, w, in_arc,
+                                          out_arc), threads=32 * items)
+    counts = backend.to_host(counters)
     rows, seen = int(counts[COUNT_FOUND]), int(counts[COUNT_SEEN])
     if rows == 0:
         empty = xp.zeros(0, dtype=xp.int64)
         return Shortcuts(*(empty,) * 7, seen)
     order = xp.argsort(key[:rows], kind="stable")
     skey, wlen, win, groups = xp.empty((4, rows), dtype=xp.int64)
-    device.launch("ch_pair_winner", rows, order, key, length, w, rows, n, skey, wlen, win,
-                  counters, groups)
-    keep = witness.unwitnessed_rows(g, contracted, out_first, skey, wlen, groups)
+    backend.launch("ch", "ch_pair_winner", (order, key, length, w, rows, n, skey, wlen, win,
+                                            counters, groups), threads=rows)
+    keep = witness.unwitnessed_rows(g, contracted, out_first, skey, wlen, groups, counters)
     rank = xp.cumsum(keep)
-    k = int(rank[rows].get())
+    k = int(backend.to_host(rank[rows]))
     out = xp.empty((7, k), dtype=xp.int64)
-    device.launch("ch_emit_shortcuts", rows, skey, win, keep, rank, rows, k, n, length, w,
-                  in_arc, out_arc, out)
+    backend.launch("ch", "ch_emit_shortcuts", (skey, win, keep, rank, rows, k, n, length, w,
+                                               in_arc, out_arc, out), threads=rows)
     return Shortcuts(*out, seen)

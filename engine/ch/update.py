@@ -1,7 +1,7 @@
 """UPDATE: record level l in the hierarchy.
 
 The contracted nodes get their level (in contract); the arcs of G_l that touch
-them leave the overlay at this level: the ones out of a contracted node become
+them leave the level graph at this level: the ones out of a contracted node become
 the hierarchy's upward arcs of level l, the ones into it its downward arcs. New
 shortcuts get hierarchy-arc ids whose two children say how they unpack, so a
 path (and the midpoint of any shortcut) can be recovered. Only the level at
@@ -12,27 +12,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.ch import device
-from engine.ch.overlay import Overlay, lex_order
+from engine.ch.level_graph import LevelGraph, lex_order
 from engine.ch.shortcut import Shortcuts
 
 
 class ArcTable:
     """Every arc the hierarchy knows: original arcs first, then shortcuts in order;
-    ``leave[id]`` is the level at which arc ``id`` left the overlay, or -1 (never
+    ``leave[id]`` is the level at which arc ``id`` left the level graphs, or -1 (never
     in one, replaced by a shortcut, or in the core). The original arcs' columns
     stay with the caller; the table keeps their ends, which ``level_arcs`` needs."""
 
-    def __init__(self, xp, tail, head):
+    def __init__(self, backend, tail, head):
         m = int(tail.size)
-        self.xp = xp
+        self.backend = backend
+        self.xp = xp = backend.xp
         self.original_ends = {"tail": tail, "head": head}
         self.shortcuts = {name: [] for name in ("tail", "head", "weight", "child1", "child2")}
         self.num_original = m
         self.size = m
         self.leave = xp.full(2 * m, -1, dtype=xp.int32)   # grown geometrically
 
-    def add_shortcuts(self, g: Overlay, sc: Shortcuts):
+    def add_shortcuts(self, g: LevelGraph, sc: Shortcuts):
         xp = self.xp
         k = int(sc.tail.size)
         ids = xp.arange(self.size, self.size + k, dtype=xp.int64)
@@ -46,11 +46,12 @@ class ArcTable:
             self.leave = grown
         return ids
 
-    def record_leaving(self, g: Overlay, contracted, level: int) -> None:
-        xp = self.xp
-        if device.on_gpu(xp):
-            device.launch("ch_leave", g.num_arcs, g.tail, g.head, g.harc, contracted, g.num_arcs,
-                          np.int32(level), self.leave)
+    def record_leaving(self, g: LevelGraph, contracted, level: int) -> None:
+        """The arcs of G_l with a contracted end leave at ``level`` (one kernel on the GPU)."""
+        if self.backend.is_gpu:
+            self.backend.launch("ch", "ch_leave", (g.tail, g.head, g.harc, contracted, g.num_arcs,
+                                                   np.int32(level), self.leave),
+                                threads=g.num_arcs)
             return
         touched = contracted[g.tail] | contracted[g.head]
         self.leave[g.harc[touched]] = level
@@ -58,17 +59,13 @@ class ArcTable:
     def host_arrays(self, originals):
         """Every column as a host int64 array: the original arcs' from ``originals``
         (already on the host) or -1 (children), the shortcuts' copied once."""
-        xp, m = self.xp, self.num_original
+        backend, m = self.backend, self.num_original
         out = {}
         for name, chunks in self.shortcuts.items():
-            column = device.host_empty(xp, self.size, np.int64)
+            column = backend.host_empty(self.size, np.int64)       # pinned on the GPU
             column[:m] = originals.get(name, -1)
             if self.size > m:
-                shortcuts = xp.concatenate(chunks)
-                if device.on_gpu(xp):
-                    shortcuts.get(out=column[m:])
-                else:
-                    column[m:] = shortcuts
+                backend.to_host(self.xp.concatenate(chunks), out=column[m:])
             out[name] = column
         return out
 

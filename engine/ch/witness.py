@@ -1,8 +1,8 @@
 """Local witness search: drops the shortcuts that a short detour makes unnecessary.
 
 The paper's 2-hop test (shortcut.py) misses every witness of three hops or more.
-On grid-like road networks those are common (around a block), so the overlay
-fills with needless shortcuts, its degree climbs, and on large graphs contraction
+On grid-like road networks those are common (around a block), so the level graphs
+fill with needless shortcuts, their degree climbs, and on large graphs contraction
 stalls (a generated 2 M-node network never finished). Classic CH bounds a
 Dijkstra search per source instead; this is that search, small and fixed-size.
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from engine.ch import device
+from engine.ch.level_graph import COUNT_GROUPS
 
 SETTLE_LIMIT = 64      # nodes settled per source
 TABLE_SIZE = 256       # nodes labelled per source (a label beyond it is not kept)
@@ -34,11 +34,19 @@ MAX_GPU_WARPS = 16384  # searches in flight on the GPU
 def witnessed(g, contracted, out_first, u, v, length, asked):
     """bool per candidate (u, v, length), candidates sorted by u: a witness exists.
     Only rows with ``asked`` set are searched for and bound their source's search.
-    The specification, run by Numba; the GPU runs unwitnessed_rows."""
+    The CPU runs the Numba specification (_search); the GPU the same steps in
+    ch_witness (contraction's GPU pipeline calls unwitnessed_rows directly, on
+    rows its kernels already laid out)."""
     xp = g.xp
     if u.size == 0:
         return xp.zeros(0, dtype=bool)
     starts = xp.flatnonzero(xp.concatenate([xp.ones(1, dtype=bool), u[1:] != u[:-1]]))
+    if g.backend.is_gpu:
+        counters = xp.zeros(8, dtype=xp.uint64)
+        counters[COUNT_GROUPS] = starts.size
+        keep = unwitnessed_rows(g, contracted, out_first, u * g.n + v,
+                                xp.where(asked, length, -1), starts, counters)
+        return asked & (keep[1:] == 0)
     group_first = xp.concatenate([starts, xp.asarray([u.size], dtype=starts.dtype)])
     out = xp.zeros(u.size, dtype=bool)
     _search_all(g.head, g.weight, out_first, contracted, group_first, u, v, length, asked,
@@ -46,11 +54,12 @@ def witnessed(g, contracted, out_first, u, v, length, asked):
     return out
 
 
-def unwitnessed_rows(g, contracted, out_first, skey, wlen, groups):
-    """The same searches on the GPU (ch_witness), for rows sorted by key u * n + v
+def unwitnessed_rows(g, contracted, out_first, skey, wlen, groups, counters):
+    """The searches on the GPU (ch_witness), for rows sorted by key u * n + v
     where ``wlen >= 0`` marks the asked rows and ``groups`` lists the first row of
-    each source (as many as g.counters[COUNT_GROUPS] says): int64 [rows + 1], 1 at
-    [1 + r] when row r is asked and has no witness, so a cumsum ranks the survivors."""
+    each source (as many as counters[COUNT_GROUPS] says, on the device): int64
+    [rows + 1], 1 at [1 + r] when row r is asked and has no witness, so a cumsum
+    ranks the survivors."""
     # the kernel's shared-memory tables are sized WITNESS_TABLE and WITNESS_HASH
     if TABLE_SIZE > 256 or HASH_SIZE > 512:
         raise ValueError("TABLE_SIZE / HASH_SIZE exceed the sizes ch_witness is compiled for")
@@ -59,9 +68,10 @@ def unwitnessed_rows(g, contracted, out_first, skey, wlen, groups):
     # the number of sources is known on the device only: enough warps for all
     # of them at once, or as many as fill the GPU, looping
     warps = min(rows, MAX_GPU_WARPS)
-    device.launch("ch_witness", 32 * warps, g.head, g.weight, out_first, contracted, skey, wlen,
-                  rows, g.n, groups, g.counters, SETTLE_LIMIT, TABLE_SIZE, HASH_SIZE, keep,
-                  block=32 * GPU_WARPS)
+    g.backend.launch("ch", "ch_witness", (g.head, g.weight, out_first, contracted, skey, wlen,
+                                          rows, g.n, groups, counters, SETTLE_LIMIT, TABLE_SIZE,
+                                          HASH_SIZE, keep),
+                     threads=32 * warps, block=32 * GPU_WARPS)
     return keep
 
 

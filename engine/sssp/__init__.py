@@ -2,9 +2,9 @@
 
 ``TreeQuery(graph, metric, backend).tree(source, method=...)`` runs one variant and
 returns a ``ShortestPathTree`` (host NumPy arrays, the same type as the reference)
-plus timings; the query object keeps the prepared graph for the next tree. Every variant yields the same tree on both backends:
-distances are unique, and the parent of a node is chosen from the final distances
-alone (engine/sssp/parents.py).
+plus timings; the query object keeps the prepared graph for the next tree. Every
+variant yields the same tree on both backends: distances are unique, and the parent
+of a node is chosen from the final distances alone (engine/sssp/parents.py).
 """
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ class TreeQuery:
         total_ms = (time.perf_counter() - t0) * 1000
         records = timer.records()
         if "_iterations" in stats:   # read back from the device only now, off the clock
-            stats["iterations"] = int(stats.pop("_iterations").get()[0])
+            stats["iterations"] = int(backend.to_host(stats.pop("_iterations"))[0])
         distance = d_host.astype(np.int64)
         distance[d_host == unreached] = -1
         parent = np.full(self.graph.num_nodes, -1, dtype=np.int32)

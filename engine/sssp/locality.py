@@ -12,66 +12,47 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from engine.backend import load_module
-from engine.sssp.graph_batch import captured
+from engine.sssp.rounds import RoundBatch, device_distances, start_distances
 
 DEFAULT_K = 4
 MAX_K = 8                # the kernel's stack depth
 UNCHECKED_SHARE = 0.7    # share of the measured round count launched unchecked
 BATCH = 16               # rounds per captured graph and per convergence check
-INF64 = np.iinfo(np.int64).max
 
 
 def run_gpu(prep, source: int, dist64: bool, k: int | None = None):
     k = k or prep.tuning.get("kstep_k", DEFAULT_K)
     if not 1 <= k <= MAX_K:
         raise ValueError(f"k must be 1..{MAX_K}")
-    state = prep.state(("kstep", dist64, k), lambda: _BatchState(prep, dist64, k))
-    n = prep.n
-    state.module.get_function("init_dist")(((n + 255) // 256,), (256,), (state.d, np.int32(n), np.int32(source)))
+    state = prep.state(("kstep", dist64, k), lambda: _Rounds(prep, dist64, k))
+    device_distances(prep, source, dist64, out=state.d)
     state.flags.fill(0)
-    state.module.get_function("kstep_start")((1,), (1,), (state.flags[0], np.int32(source),
-                                                          state.round_base, state.last_change))
+    state.launch("kstep_start", (state.flags[0], np.int32(source), state.round_base,
+                                 state.last_change), grid=1, block=1)
     unchecked = prep.tuning.get(("kstep_unchecked", k))
-    rounds = 0
-    for _ in range((unchecked or 0) // BATCH):    # N rounds with no host-device traffic
-        state.launch_batch()
-        rounds += BATCH
-    while True:
-        state.launch_batch()
-        rounds += BATCH
-        if int(state.last_change.get()[0]) < rounds:
-            break
-    used = int(state.last_change.get()[0]) + 1
+    used = state.run(unchecked or 0)     # N rounds with no host-device traffic first
     if unchecked is None:
         prep.tuning[("kstep_unchecked", k)] = int(used * UNCHECKED_SHARE)
     return state.d.copy(), {"rounds": used, "k": k, "unchecked_rounds": unchecked or 0}
 
 
-class _BatchState:
-    """Reused buffers and BATCH rounds (an even number: the flags swap back) as one graph."""
+class _Rounds(RoundBatch):
+    """BATCH k-step rounds (an even number: the flags swap back)."""
+    KERNELS = ("kstep_round",)
 
     def __init__(self, prep, dist64: bool, k: int) -> None:
-        import cupy
-        self.module = load_module("sssp", ("DIST64",) if dist64 else ())
-        n = prep.n
-        self.d = cupy.empty(n, dtype=cupy.uint64 if dist64 else cupy.uint32)
-        self.flags = cupy.zeros((2, n), dtype=cupy.uint8)
-        self.round_base = cupy.zeros(1, dtype=cupy.int32)
-        self.last_change = cupy.zeros(1, dtype=cupy.int32)
-        step = self.module.get_function("kstep_round")
-        advance = self.module.get_function("bf_advance")
-        grid = (((n + 1) // 2 + 255) // 256,)
+        self.k = k
+        self.flags = prep.xp.zeros((2, prep.n), dtype=np.uint8)
+        super().__init__(prep, dist64, BATCH)
 
-        def batch():
-            for offset in range(1, BATCH + 1):
-                flag_in, flag_out = self.flags[(offset - 1) % 2], self.flags[offset % 2]
-                step(grid, (256,), (prep.first_out, prep.head, prep.weight, np.int32(n), self.d,
-                                    flag_in, flag_out, np.int32(k), self.round_base,
-                                    np.int32(offset), self.last_change))
-            advance((1,), (1,), (self.round_base, np.int32(BATCH)))
-
-        self.launch_batch = captured(batch)
+    def batch(self) -> None:
+        prep, n = self.prep, self.prep.n
+        for offset in range(1, BATCH + 1):
+            flag_in, flag_out = self.flags[(offset - 1) % 2], self.flags[offset % 2]
+            self.launch("kstep_round", (prep.first_out, prep.head, prep.weight, np.int32(n),
+                                        self.d, flag_in, flag_out, np.int32(self.k),
+                                        self.round_base, np.int32(offset), self.last_change),
+                        threads=(n + 1) // 2)
 
 
 def run_cpu(prep, source: int, k: int | None = None):
@@ -82,8 +63,7 @@ def run_cpu(prep, source: int, k: int | None = None):
 
 @numba.njit(cache=True)
 def _rounds(first_out, head, w, n, source, k):
-    d = np.full(n, INF64, dtype=np.int64)
-    d[source] = 0
+    d = start_distances(n, source)
     flag_in = np.zeros(n, dtype=np.bool_)
     flag_out = np.zeros(n, dtype=np.bool_)
     flag_in[source] = True

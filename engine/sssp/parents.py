@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from engine.backend import load_module
+from engine.sssp.rounds import dist_defines
 
 NO_ARC = np.iinfo(np.int32).max
 
@@ -21,13 +21,13 @@ def parent_arcs(prep, d, unreached, source: int, on_device: bool = False):
 
     ``d`` holds distances on the backend (unreached nodes hold ``unreached``).
     """
+    backend = prep.backend
+    if prep.min_weight > 0 and backend.is_gpu:
+        out = _parents_gpu(prep, d)
+        out = backend.xp.where(out == NO_ARC, -1, out).astype(np.int32)
+        return out if on_device else backend.to_host(out)
     if prep.min_weight > 0:
-        if prep.backend.is_gpu:
-            out = _parents_gpu(prep, d)
-            out = prep.backend.xp.where(out == NO_ARC, -1, out).astype(np.int32)
-            return out if on_device else out.get()
-        else:
-            out = _parents_cpu(prep, d, unreached)
+        out = _parents_cpu(prep, d, unreached)
     else:
         out = _tight_bfs(prep.graph.first_out, prep.graph.head, prep.graph.metric(prep.metric),
                          prep.backend.to_host(d).astype(np.int64), np.int64(unreached), source)
@@ -47,13 +47,11 @@ def _parents_cpu(prep, d, unreached):
 
 
 def _parents_gpu(prep, d):
-    import cupy
-    defines = ("DIST64",) if d.dtype == cupy.uint64 else ()
-    kernel = load_module("sssp", defines).get_function("tight_parent_arcs")
-    out = cupy.full(prep.n, NO_ARC, dtype=cupy.int32)
-    if prep.m:
-        kernel(((prep.m + 255) // 256,), (256,),
-               (prep.tail, prep.head, prep.weight, np.int32(prep.m), d, out))
+    """The same choice in one kernel: the least tight arc id per head (atomicMin)."""
+    out = prep.xp.full(prep.n, NO_ARC, dtype=np.int32)
+    prep.backend.launch("sssp", "tight_parent_arcs",
+                        (prep.tail, prep.head, prep.weight, np.int32(prep.m), d, out),
+                        threads=prep.m, defines=dist_defines(d.dtype == np.uint64))
     return out
 
 

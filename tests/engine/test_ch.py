@@ -188,11 +188,11 @@ def test_local_witness_search(detour, contracted_on_detour, limit, dropped, monk
     """u=0 -> w=1 -> v=2 costs 4; the detour 0 -> 3 -> 4 -> 2 is three hops,
     beyond the 2-hop test, so only the local search can witness it."""
     from engine.ch import witness
-    from engine.ch.overlay import normalized
+    from engine.ch.level_graph import normalized
     tail = np.array([0, 1, 0, 3, 4], np.int64)
     head = np.array([1, 2, 3, 4, 2], np.int64)
     weight = np.array([2, 2, *detour], np.int64)
-    g = normalized(np, 5, tail, head, weight, np.arange(5, dtype=np.int64))
+    g = normalized(CPU, 5, tail, head, weight, np.arange(5, dtype=np.int64))
     contracted = np.array([False, True, False, False, contracted_on_detour])
     monkeypatch.setattr(witness, "SETTLE_LIMIT", limit)
     found = witness.witnessed(g, contracted, g.out_first(), np.array([0]), np.array([2]),

@@ -1,4 +1,4 @@
-"""The overlay graph G_l of one contraction iteration, as flat arrays on the backend.
+"""The level graph G_l of one contraction iteration, as flat arrays on the backend.
 
 Arcs are kept sorted by (tail, head) with at most one arc per pair (the cheapest;
 ties go to the lower hierarchy-arc id), so an arc is found by binary search on
@@ -9,20 +9,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Slots of Overlay.counters (COUNT_* in engine/kernels/ch.cu)
+# Slots of LevelGraph.counters (COUNT_* in engine/kernels/ch.cu)
 (COUNT_CONTRACTED, COUNT_MAX_OUT_DEGREE, COUNT_BROKEN_BOUND, COUNT_FOUND, COUNT_SEEN, COUNT_WORK,
  COUNT_GROUPS) = range(7)
 
 
 @dataclass
-class Overlay:
-    xp: object
+class LevelGraph:
+    backend: object     # engine.backend.Backend: its kernels and arrays
     n: int              # node ids are global (0..n-1); contracted nodes simply have no arcs
     tail: object        # int64 [a]
     head: object        # int64 [a]
     weight: object      # int64 [a]
     harc: object        # int64 [a] hierarchy-arc id
     _counters: object = field(default=None, repr=False)
+
+    @property
+    def xp(self):
+        return self.backend.xp
+
+    def on(self, backend) -> "LevelGraph":
+        """The same graph with its arrays on ``backend`` (for parity tests)."""
+        return LevelGraph(backend, self.n, *(backend.to_device(backend.to_host(a))
+                                             for a in (self.tail, self.head, self.weight, self.harc)))
 
     @property
     def counters(self):
@@ -45,6 +54,15 @@ class Overlay:
         xp = self.xp
         return xp.searchsorted(self.tail, xp.arange(self.n + 1, dtype=self.tail.dtype))
 
+    def level_counts(self, chosen, out_first) -> tuple[int, int]:
+        """(|U_l|, largest out-degree of G_l): on the GPU the kernels of SCORE and
+        SELECT counted them in ``counters``, read here in one copy."""
+        if self.backend.is_gpu:
+            counts = self.backend.to_host(self.counters)
+            return int(counts[COUNT_CONTRACTED]), int(counts[COUNT_MAX_OUT_DEGREE])
+        degree = out_first[1:] - out_first[:-1]
+        return int(chosen.sum()), int(degree.max()) if degree.size else 0
+
     def lookup(self, tail, head):
         """(found, weight) of the arc tail->head for arrays of pairs."""
         xp = self.xp
@@ -57,15 +75,16 @@ class Overlay:
         return found, xp.where(found, self.weight[pos], 0)
 
 
-def normalized(xp, n, tail, head, weight, harc) -> Overlay:
+def normalized(backend, n, tail, head, weight, harc) -> LevelGraph:
     """Sort by (tail, head, weight, harc) and keep the first arc of each pair."""
+    xp = backend.xp
     order = xp.lexsort(xp.stack([harc, weight, head, tail]))
     tail, head, weight, harc = tail[order], head[order], weight[order], harc[order]
     key = tail * n + head
     first = xp.ones(key.size, dtype=bool)
     if key.size > 1:
         first[1:] = key[1:] != key[:-1]
-    return Overlay(xp, n, tail[first], head[first], weight[first], harc[first])
+    return LevelGraph(backend, n, tail[first], head[first], weight[first], harc[first])
 
 
 def pair_expansion(xp, counts, starts):
@@ -82,7 +101,7 @@ def pair_expansion(xp, counts, starts):
     return row, starts[row] + offset
 
 
-def broken_paths(g: Overlay, middle_mask, out_first):
+def broken_paths(g: LevelGraph, middle_mask, out_first):
     """All paths (u, w, v) of two arcs through a node w with ``middle_mask[w]``, u != v.
 
     Returns (u, w, v, length, in_arc, out_arc) with arc positions into ``g``.

@@ -1,13 +1,13 @@
 // CU-CH contraction steps on the GPU (engine/ch/*): fused kernels that compute
 // exactly what the NumPy formulation of each step computes, without
-// materialising the broken paths. The overlay is CSR: arcs sorted by (tail, head),
+// materialising the broken paths. The level graph is CSR: arcs sorted by (tail, head),
 // at most one arc per pair, out_first[u]..out_first[u+1] the out-arcs of u.
 #define I64_MAX 0x7fffffffffffffffll
 #define I32_MAX 0x7fffffff
 typedef long long i64;
 typedef unsigned long long u64;
 
-// Slots of an overlay's counters (engine.ch.overlay.Overlay.counters), filled by
+// Slots of a level graph's counters (engine.ch.level_graph.LevelGraph.counters), filled by
 // the kernels of one level and read by the host in one copy where it needs sizes.
 #define COUNT_CONTRACTED 0        // |U_l|
 #define COUNT_MAX_OUT_DEGREE 1
@@ -76,7 +76,7 @@ extern "C" __global__ void ch_score_arcs(const i64* __restrict__ tail, const i64
 }
 
 // Per node: importance in 1/64 units (engine.ch.score.importance); the largest
-// out-degree goes to the overlay's counters (one atomic per warp).
+// out-degree goes to the level graph's counters (one atomic per warp).
 extern "C" __global__ void ch_score_nodes(const i64* out_first, const u64* indeg, const u64* needed,
                                           const u64* nb_degree, const u64* wsum, const i64* total,
                                           i64 n, i64 m, i64* importance, u64* counters) {
@@ -136,7 +136,7 @@ extern "C" __global__ void ch_luby_lose(const i64* tail, const i64* head, i64 m,
     if (px < py) loses[y] = (unsigned char)round;
 }
 
-// Winners join U_l; they are counted in the overlay's counters (one atomic per warp).
+// Winners join U_l; they are counted in the level graph's counters (one atomic per warp).
 extern "C" __global__ void ch_luby_win(i64 n, const bool* candidate, const unsigned char* loses,
                                        const bool* blocked, i64 round, unsigned char* winner,
                                        bool* chosen, u64* counters) {
@@ -187,7 +187,7 @@ extern "C" __global__ void ch_broken_path_bound(const i64* __restrict__ head,
 }
 
 // A warp per listed arc (u, w) into a contracted w, its lanes over the out-arcs
-// (w, v): late overlays are dense and have few contracted nodes, so a thread
+// (w, v): late level graphs are dense and have few contracted nodes, so a thread
 // per arc would leave most of the GPU idle behind a few long loops. Every broken
 // path (u, w, v) without a witness (1-hop: u->v no longer; 2-hop: u->x->v
 // shorter, or as short through a surviving x) is appended at an atomic cursor
@@ -400,7 +400,7 @@ extern "C" __global__ void ch_witness(const i64* __restrict__ head, const i64* _
 }
 
 // ---- UPDATE ---------------------------------------------------------------
-// Arcs of G_l with a contracted end leave the overlay at this level.
+// Arcs of G_l with a contracted end leave the level graph at this level.
 extern "C" __global__ void ch_leave(const i64* tail, const i64* head, const i64* harc,
                                     const bool* contracted, i64 m, int level, int* leave) {
     i64 a = (i64)blockIdx.x * blockDim.x + threadIdx.x;

@@ -1,10 +1,21 @@
-"""CU-CH contraction and PHAST queries."""
+"""CU-CH contraction and PHAST queries, and where their time goes (the profiles).
+
+    python scripts/bench.py --only ch,ch_big              # the figures
+    python scripts/bench.py --only ch_profile,phast_profile   # where the time goes
+    # device time per kernel, under Nsight Compute (see bench_ch_kernels):
+    ncu --metrics gpu__time_duration.sum --csv --log-file K.csv \
+        python scripts/bench.py --only ch_kernels
+    ROUTELAB_NCU_CSV=K.csv python scripts/bench.py --only ch_kernels
+"""
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
 from benchmarks.common import BIG, DATA, timed
+
+NY = DATA / "dimacs" / "USA-road-d.NY.gr.gz"
 
 
 def bench_ch() -> tuple[list[str], list[list[str]]]:
@@ -14,10 +25,9 @@ def bench_ch() -> tuple[list[str], list[list[str]]]:
     from engine.io import load
 
     backend = backends.select("auto")
-    ny = DATA / "dimacs" / "USA-road-d.NY.gr.gz"
-    if not ny.exists():
-        return ["graph", "what", "time", "notes"], [["NY", "missing", str(ny), ""]]
-    g = load([ny])
+    if not NY.exists():
+        return ["graph", "what", "time", "notes"], [["NY", "missing", str(NY), ""]]
+    g = load([NY])
     rows = ch_rows("NY distance", g, "distance", backend)
     rows += ch_sweep_rows(g, "distance", backend)
     return ["graph", "what", "time", "notes"], rows
@@ -117,5 +127,165 @@ def contract_runs(g, metric, backend, runs: int, **params):
     return h, wall, built
 
 
+def step_sums(h) -> dict:
+    """Device ms per contraction step (score, select, ...) summed over the levels."""
+    steps = {}
+    for record in h.iterations:
+        for step, ms in record["ms"].items():
+            steps[step] = steps.get(step, 0.0) + ms
+    return steps
+
+
+def _sums_text(sums: dict) -> str:
+    return ", ".join(f"{k} {v:.1f}" for k, v in sums.items())
+
+
+PROFILE_HEADER = ["run", "wall ms", "levels", "core APSP", "arc lists", "copy to host",
+                  "device ms of the level steps"]
+
+
+def bench_ch_profile() -> tuple[list[str], list[list[str]]]:
+    """Where a contraction's wall time goes (NY by distance, the auto backend): six
+    runs after a warm-up, alternately with Python's garbage collector on and off,
+    split into the levels, the core APSP, the upward/downward arc lists and the
+    copy to host memory, with the device time of the level steps (CUDA events on
+    the GPU) beside them; then the step sums of the last run and the host functions
+    that cost most in one more run (cProfile: launch overhead and waits)."""
+    import gc
+
+    from engine import backend as backends
+    from engine.ch import contract
+    from engine.io import load
+
+    if not NY.exists():
+        return PROFILE_HEADER, [["NY missing", str(NY), "", "", "", "", ""]]
+    backend, g = backends.select("auto"), load([NY])
+    contract(g, "distance", backend=backend)                      # warm-up: kernels compiled
+    rows, h = [], None
+    for run in range(6):
+        collect = run % 2 == 0
+        gc.collect()
+        (gc.enable if collect else gc.disable)()
+        h = None                                                 # one hierarchy alive at a time
+        try:
+            h, seconds = timed(contract, g, "distance", backend=backend)
+        finally:
+            gc.enable()
+        p = h.params
+        rows.append([f"{run} ({backend.name}, gc {'on' if collect else 'off'})",
+                     f"{seconds * 1000:.1f}", f"{p['levels_ms']:.1f}", f"{p['apsp_ms']:.1f}",
+                     f"{p['built_ms'] - p['levels_ms'] - p['apsp_ms']:.1f}",
+                     f"{p['wall_ms'] - p['built_ms']:.1f}", f"{sum(step_sums(h).values()):.1f}"])
+    rows.append(["device ms by step (last run)", "", "", "", "", "", _sums_text(step_sums(h))])
+    return PROFILE_HEADER, rows + _host_profile_rows(lambda: contract(g, "distance", backend=backend))
+
+
+def _host_profile_rows(run, top: int = 8) -> list[list[str]]:
+    """The ``top`` functions by own time in one ``run()`` (cProfile), as table rows."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    run()
+    profile.disable()
+    stats = pstats.Stats(profile).stats          # (file, line, name) -> (cc, calls, own, cumulative, _)
+    ranked = sorted(stats.items(), key=lambda item: -item[1][2])[:top]
+    return [[f"host: {os.path.basename(file)}:{line} {name}", f"{own * 1000:.1f} own",
+             f"{calls:,} calls", f"{cumulative * 1000:.1f} cumulative", "", "", ""]
+            for (file, line, name), (_, calls, own, cumulative, _) in ranked]
+
+
+def bench_phast_profile() -> tuple[list[str], list[list[str]]]:
+    """Where a PHAST query's time goes (NY by distance, the auto backend): the tree
+    (compute, and with the copy to host), then the same launches one at a time
+    between events: the upward search, the core and the downward sweep (medians
+    over 20 sources), and distances only for a batch of one (host copy included)."""
+    import numpy as np
+
+    from engine import backend as backends
+    from engine import phast
+    from engine.ch import contract
+    from engine.io import load
+
+    header = ["graph", "what", "ms (median of 20 sources)", "notes"]
+    if not NY.exists():
+        return header, [["NY", "missing", str(NY), ""]]
+    backend, g = backends.select("auto"), load([NY])
+    contract(g, "distance", backend=backend)                      # warm-up (compiles kernels)
+    h = contract(g, "distance", backend=backend)
+    label = f"NY distance ({backend.name})"
+    rows = [[label, "contraction", f"{h.params['wall_ms']:.1f}",
+             f"{h.num_levels} levels, growth {h.edge_growth:.3f}; device ms by step: "
+             f"{_sums_text(step_sums(h))}, apsp {h.params['apsp_ms']:.1f}"]]
+    sources = [int(s) for s in np.random.default_rng(7).integers(0, g.num_nodes, 20)]
+    query = phast.PhastQuery(h, backend)
+    query.tree(sources[0])                                        # warm-up (captures the launches)
+    trees = [query.tree(s) for s in sources]
+    med = statistics.median
+    rows.append([label, "tree", f"{med(t.compute_ms for t in trees):.3f}",
+                 f"{med(t.total_ms for t in trees):.3f} with the copy to host"])
+    levels = [query.tree(s, per_level=True).level_ms for s in sources]
+    for part in ("up", "core", "down"):
+        parts = [sum(x[part]) if part != "core" else x.get("core", 0.0) for x in levels]
+        count = len(levels[0][part]) if part != "core" else 1
+        rows.append([label, f"{part} (one launch at a time)", f"{med(parts):.3f}",
+                     f"{count} launch{'es' if count > 1 else ''}"])
+    query.distances(sources[:1])
+    _, seconds = timed(lambda: [query.distances([s]) for s in sources])
+    rows.append([label, "distances only, batch of 1", f"{seconds * 1000 / len(sources):.3f}",
+                 "mean, host copy included"])
+    return header, rows
+
+
+def bench_ch_kernels() -> tuple[list[str], list[list[str]]]:
+    """Device time per kernel of one NY contraction, from Nsight Compute, to see which
+    device work dominates (the host side: ch_profile). Run the section under ncu,
+    which profiles this one contraction:
+
+        ncu --metrics gpu__time_duration.sum --csv --log-file K.csv \
+            python scripts/bench.py --only ch_kernels
+
+    then ``ROUTELAB_NCU_CSV=K.csv python scripts/bench.py --only ch_kernels`` sums
+    the durations by kernel into the table (the 30 largest)."""
+    header = ["kernel", "calls", "ms"]
+    csv_path = os.environ.get("ROUTELAB_NCU_CSV")
+    if csv_path:
+        return header, _ncu_rows(csv_path)
+    from engine import backend as backends
+    from engine.ch import contract
+    from engine.io import load
+    if not NY.exists():
+        return header, [["NY missing", "", str(NY)]]
+    try:
+        backend = backends.select("gpu")
+    except backends.BackendError as e:
+        return header, [[f"needs a GPU: {e}", "", ""]]
+    contract(load([NY]), "distance", backend=backend)
+    return header, [["(one contraction ran; set ROUTELAB_NCU_CSV to ncu's CSV to sum it)", "", ""]]
+
+
+def _ncu_rows(path: str) -> list[list[str]]:
+    import csv
+    from collections import defaultdict
+
+    total, calls = defaultdict(float), defaultdict(int)
+    with open(path) as f:
+        lines = [line for line in f if line.startswith('"')]
+    scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0}
+    for row in csv.DictReader(lines):
+        if row.get("Metric Name") != "gpu__time_duration.sum":
+            continue
+        name = row["Kernel Name"][:70]
+        total[name] += float(row["Metric Value"].replace(",", "")) * scale.get(row["Metric Unit"], 1e-6)
+        calls[name] += 1
+    rows = [[name, str(calls[name]), f"{ms:.3f}"]
+            for name, ms in sorted(total.items(), key=lambda kv: -kv[1])[:30]]
+    return rows + [["all", str(sum(calls.values())), f"{sum(total.values()):.3f}"]]
+
+
 SECTIONS = {"ch": ("CU-CH contraction and PHAST queries (NY)", bench_ch),
-            "ch_big": ("CU-CH contraction and PHAST queries (generated 2 M nodes)", bench_ch_big)}
+            "ch_big": ("CU-CH contraction and PHAST queries (generated 2 M nodes)", bench_ch_big),
+            "ch_profile": ("Where a CU-CH contraction's time goes (NY)", bench_ch_profile),
+            "phast_profile": ("Where a PHAST query's time goes (NY)", bench_phast_profile),
+            "ch_kernels": ("CU-CH device time per kernel (NY, Nsight Compute)", bench_ch_kernels)}

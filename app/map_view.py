@@ -6,16 +6,11 @@ One ``PlotCurveItem`` with ``connect='pairs'`` per road-class group, 1-px cosmet
 grid cell is at most a pixel, cropped to the view and a margin when it is large. Node
 dots appear only when few nodes are in view. Clicks snap to the nearest node (cKDTree).
 
-A ``Colouring`` replaces the road-class curves by one curve per bin, filled from the
-same levels of detail: a shortest-path tree (``set_tree``: distance bins plus grey for
-unreachable roads, each segment's bin from the tree distances of its road's end nodes)
-or the contraction levels (``set_levels``). Right-clicks ask for a context menu; while
-``hover_enabled``, the node under the mouse is reported at most every HOVER_INTERVAL_MS.
-
-Hierarchy inspection draws a node's upward and downward hierarchy arcs as straight
-segments (shortcuts dashed; upward arcs thinner, over the downward ones, so both
-halves of a two-way pair show), four curves in all; a click on the middle of a drawn arc
-emits ``arc_clicked``. ``set_unpacked`` draws a shortcut's road path and its midpoint.
+A ``Colouring`` (made by a controller: tree distances, contraction levels) replaces
+the road-class curves by one curve per bin, filled from the same levels of detail.
+Right-clicks ask for a context menu; while ``hover_enabled``, the node under the mouse
+is reported at most every HOVER_INTERVAL_MS. Overlays (app/hierarchy_overlay.py) add
+their own items to ``plot`` and may take a click first (``add_click_handler``).
 """
 from __future__ import annotations
 
@@ -28,8 +23,6 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from app import map_style as style
-from app.distance_bins import UNREACHABLE_COLOR, DistanceBins, segment_distance
-from app.level_bins import LevelBins, segment_level
 from app.network_geometry import Level, NetworkDrawing
 
 DETAIL_DEBOUNCE_MS = 60
@@ -38,12 +31,8 @@ CROP_MARGIN = 0.5              # cropped region: the view plus this share of it 
 MAX_NODE_DOTS = 2_000
 NODE_DOTS_BELOW_MPP = 2.5      # node dots only when a pixel covers less than this
 MINOR_HIDDEN_ABOVE_MPP = 60.0  # minor classes are hidden when a pixel covers more metres
-TREE_WIDTH = 1.6               # pixels, the distance-bin curves
 HOVER_INTERVAL_MS = 40         # hovered node reported at most this often
 HOVER_RADIUS_PX = 25           # ... when it is this close to the mouse
-ARC_PICK_PX = 6                # a click this close to a drawn hierarchy arc picks it ...
-ARC_END_PX = 10                # ... unless it is this close to one of its end nodes
-DASH_PX = (10.0, 6.0)          # shortcuts: dash and gap in pixels
 
 
 @dataclass(frozen=True)
@@ -61,7 +50,6 @@ class MapView(QWidget):
     context_requested = Signal(int, object)   # node index, global QPoint: right-click
     marker_dragged = Signal(str, int, bool)   # "source"/"target", node index, drag finished
     detail_changed = Signal()                 # the curves were refilled (tests, status)
-    arc_clicked = Signal(int)                 # a drawn hierarchy arc (its id) was clicked
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -72,7 +60,7 @@ class MapView(QWidget):
         self._colouring: Colouring | None = None
         self._bin_curves: list[pg.PlotCurveItem] = []    # one per bin of the colouring
         self._segment_bins: dict[int, np.ndarray] = {}   # id(level) -> bin per segment
-        self._arc_pick: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # a, b, arc id
+        self._click_handlers: list[Callable] = []    # overlays that may take a click first
         self.hover_enabled = False
         self._hover_pos = None
         self._hovered = -1
@@ -100,7 +88,6 @@ class MapView(QWidget):
         self.route.setZValue(11)
         self.markers = {"source": self._marker(style.SOURCE_COLOR),
                         "target": self._marker(style.TARGET_COLOR)}
-        self._build_hierarchy_items()
         for it in (self.nodes, self.route_casing, self.route, *self.markers.values()):
             self.plot.addItem(it, ignoreBounds=True)
         for name, marker in self.markers.items():
@@ -145,7 +132,6 @@ class MapView(QWidget):
     def set_network(self, drawing: NetworkDrawing | None, license_text: str = "",
                     no_coordinates_text: str = "") -> None:
         self.set_colouring(None)
-        self.clear_hierarchy_arcs()
         for c in self._curves:
             self.plot.removeItem(c)
         self._curves = []
@@ -183,6 +169,10 @@ class MapView(QWidget):
         r = self.view.viewRect()
         return (r.left(), min(r.top(), r.bottom()), r.right(), max(r.top(), r.bottom()))
 
+    def add_click_handler(self, take: Callable) -> None:
+        """``take(scene_pos) -> bool`` sees plain left clicks first (an overlay's items)."""
+        self._click_handlers.append(take)
+
     def _schedule_detail(self) -> None:
         self._detail_timer.start()
 
@@ -195,26 +185,6 @@ class MapView(QWidget):
     @property
     def showing_tree(self) -> bool:
         return self.colouring == "tree"
-
-    def set_tree(self, distance: np.ndarray | None, bins: DistanceBins | None = None) -> None:
-        """Colour the network by ``distance`` (per node, -1 unreachable) in ``bins``;
-        None goes back to the road-class colours."""
-        if distance is None:
-            self.set_colouring(None)
-            return
-        n = bins.count
-        pens = (*(pg.mkPen(c, width=TREE_WIDTH) for c in bins.colors),
-                pg.mkPen(UNREACHABLE_COLOR, width=1))
-        z = (*(1 + k / (n + 1) for k in range(n)), 0.5)       # below routes
-        self.set_colouring(Colouring("tree", pens, z, lambda level: bins.of(
-            segment_distance(level.end_a, level.end_b, distance))))
-
-    def set_levels(self, node_level: np.ndarray, bins: LevelBins) -> None:
-        """Colour the network by contraction level (``level_bins``), higher levels on top."""
-        pens = tuple(pg.mkPen(c, width=w) for c, w in zip(bins.colors, bins.widths))
-        z = tuple(1 + k / bins.count for k in range(bins.count))
-        self.set_colouring(Colouring("levels", pens, z, lambda level: bins.of(
-            segment_level(level.end_a, level.end_b, node_level))))
 
     def set_colouring(self, colouring: Colouring | None) -> None:
         if colouring is None and self._colouring is None:
@@ -291,100 +261,6 @@ class MapView(QWidget):
         else:
             self.nodes.hide()
 
-    # -------------------------------------------------- hierarchy inspection
-    def _build_hierarchy_items(self) -> None:
-        self.hierarchy_curves: dict[tuple[bool, bool], pg.PlotCurveItem] = {}   # (up, shortcut)
-        for up, color, width in ((True, style.UP_COLOR, style.UP_WIDTH),
-                                 (False, style.DOWN_COLOR, style.DOWN_WIDTH)):
-            for shortcut in (False, True):
-                pen = pg.mkPen(color, width=width)
-                if shortcut:       # the same dashes in pixels for both widths, so they align
-                    pen.setDashPattern([DASH_PX[0] / width, DASH_PX[1] / width])
-                curve = pg.PlotCurveItem(pen=pen, connect="pairs", skipFiniteCheck=True)
-                curve.setZValue(12 + 0.5 * up + 0.2 * shortcut)    # upward on top
-                self.hierarchy_curves[up, shortcut] = curve
-        self.unpacked_casing = pg.PlotCurveItem(
-            pen=pg.mkPen(style.ROUTE_CASING, width=style.UNPACKED_WIDTH + 3), skipFiniteCheck=True)
-        self.unpacked = pg.PlotCurveItem(pen=pg.mkPen(style.UNPACKED_COLOR, width=style.UNPACKED_WIDTH),
-                                         skipFiniteCheck=True)
-        self.unpacked_casing.setZValue(10.5)
-        self.unpacked.setZValue(10.6)
-        self.inspected = pg.ScatterPlotItem(size=14, symbol="o", brush=(0, 0, 0, 0),
-                                            pen=pg.mkPen(style.INSPECTED_COLOR, width=2.5))
-        self.midpoint = pg.ScatterPlotItem(size=14, symbol="d", brush=pg.mkBrush(style.MIDPOINT_COLOR),
-                                           pen=pg.mkPen("k", width=1.5))
-        self.inspected.setZValue(15)
-        self.midpoint.setZValue(16)
-        for it in (*self.hierarchy_curves.values(), self.unpacked_casing, self.unpacked,
-                   self.inspected, self.midpoint):
-            self.plot.addItem(it, ignoreBounds=True)
-
-    def show_hierarchy_arcs(self, node: int, arc_id: np.ndarray, other: np.ndarray,
-                            up: np.ndarray, shortcut: np.ndarray) -> None:
-        """Draw the hierarchy arcs of an inspected ``node`` as straight segments to their
-        ``other`` end nodes: upward and downward in two colours, shortcuts dashed. Every
-        segment starts at ``node``, so the dashes of an up/down pair line up."""
-        xy = self.drawing.node_xy
-        a, b = np.broadcast_to(xy[node], (len(other), 2)), xy[other]
-        for (is_up, is_shortcut), curve in self.hierarchy_curves.items():
-            m = (up == is_up) & (shortcut == is_shortcut)
-            x, y = np.empty(2 * m.sum()), np.empty(2 * m.sum())
-            x[0::2], x[1::2], y[0::2], y[1::2] = a[m, 0], b[m, 0], a[m, 1], b[m, 1]
-            curve.setData(x=x, y=y)
-        self.inspected.setData(x=xy[node:node + 1, 0], y=xy[node:node + 1, 1])
-        self._arc_pick = (a, b, np.asarray(arc_id))
-        self.set_unpacked(None)
-
-    def clear_hierarchy_arcs(self) -> None:
-        for curve in self.hierarchy_curves.values():
-            curve.setData(x=[], y=[])
-        self.inspected.setData([], [])
-        self._arc_pick = None
-        self.set_unpacked(None)
-
-    def hierarchy_curve_sizes(self) -> dict[tuple[bool, bool], int]:
-        """Drawn arcs per (up, shortcut) curve (tests)."""
-        return {k: 0 if c.getData()[0] is None else len(c.getData()[0]) // 2
-                for k, c in self.hierarchy_curves.items()}
-
-    def set_unpacked(self, xy: np.ndarray | None, midpoint: int = -1) -> None:
-        """A shortcut's road path ([k, 2] points) and the node it bypasses (-1: none)."""
-        xy = np.zeros((0, 2)) if xy is None else xy
-        for c in (self.unpacked_casing, self.unpacked):
-            c.setData(x=xy[:, 0], y=xy[:, 1])
-        if midpoint >= 0 and self.drawing is not None:
-            p = self.drawing.node_xy[midpoint]
-            self.midpoint.setData(x=[p[0]], y=[p[1]])
-        else:
-            self.midpoint.setData([], [])
-
-    def arc_near(self, scene_pos) -> int:
-        """The drawn hierarchy arc within ARC_PICK_PX of a scene position, away from its
-        ends (a click there means a node), else -1."""
-        if self._arc_pick is None or not len(self._arc_pick[2]):
-            return -1
-        a, b, arc_id = self._arc_pick
-        p = self.view.mapSceneToView(scene_pos)
-        p = np.array([p.x(), p.y()])
-        ab = b - a
-        length = np.hypot(ab[:, 0], ab[:, 1])
-        t = np.clip(((p - a) * ab).sum(axis=1) / np.maximum(length ** 2, 1e-12), 0.0, 1.0)
-        dist = np.hypot(*(a + t[:, None] * ab - p).T)
-        mpp = self.metres_per_pixel()
-        along = t * length
-        ok = (dist <= ARC_PICK_PX * mpp) & (along >= ARC_END_PX * mpp) & \
-             (length - along >= ARC_END_PX * mpp)
-        if not ok.any():
-            return -1
-        return int(arc_id[np.flatnonzero(ok)[np.argmin(dist[ok])]])
-
-    def arc_scene_pos(self, arc_id: int):
-        """Scene position of the middle of a drawn hierarchy arc (tests click there)."""
-        a, b, ids = self._arc_pick
-        i = int(np.flatnonzero(ids == arc_id)[0])
-        m = (a[i] + b[i]) / 2
-        return self.view.mapViewToScene(pg.Point(float(m[0]), float(m[1])))
-
     # ------------------------------------------------------- route, markers
     def set_route(self, xy: np.ndarray | None) -> None:
         if xy is None or len(xy) == 0:
@@ -428,9 +304,7 @@ class MapView(QWidget):
             return
         ev.accept()
         if ev.button() == Qt.LeftButton and not ev.modifiers() & Qt.ShiftModifier:
-            arc = self.arc_near(ev.scenePos())
-            if arc >= 0:
-                self.arc_clicked.emit(arc)
+            if any(take(ev.scenePos()) for take in self._click_handlers):
                 return
         p = self.view.mapSceneToView(ev.scenePos())
         node = self.drawing.nearest_node(p.x(), p.y())

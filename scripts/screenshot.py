@@ -34,10 +34,10 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
 
 
-def wait_for(signal, timeout_s: float):
-    """Run the event loop until ``signal`` fires; returns its arguments."""
+def wait_for(signal, timeout_s: float, accept=lambda *args: True):
+    """Run the event loop until ``signal`` fires with arguments ``accept`` takes; returns them."""
     loop, got = QEventLoop(), []
-    signal.connect(lambda *args: (got.append(args), loop.quit()))
+    signal.connect(lambda *args: (got.append(args), loop.quit()) if accept(*args) else None)
     QTimer.singleShot(int(timeout_s * 1000), loop.quit)
     loop.exec()
     if not got:
@@ -102,57 +102,58 @@ def main(argv=None) -> int:
     w.graph_shown.connect(loaded.append)
     w.error_shown.connect(lambda msg: print("error:", msg, file=sys.stderr))
     wait_for(w.graph_shown, 300) if not loaded else None
-    print(f"loaded {w.graph.source}: {w.graph.num_nodes:,} nodes in {time.perf_counter() - t0:.1f} s")
-    g = w.graph
+    print(f"loaded {w.session.graph.source}: {w.session.graph.num_nodes:,} nodes in {time.perf_counter() - t0:.1f} s")
+    g = w.session.graph
+    routes, trees, ch = w.controller("route"), w.controller("tree"), w.controller("contract")
     if args.contract:
-        w.hierarchy_panel.k_spin.setValue(args.K)
-        w.hierarchy_panel.c_spin.setValue(args.C)
+        ch.panel.k_spin.setValue(args.K)
+        ch.panel.c_spin.setValue(args.C)
         t1 = time.perf_counter()
         if args.hierarchy and os.path.exists(args.hierarchy):
-            w.open_hierarchy(args.hierarchy)
+            ch.open_hierarchy(args.hierarchy)
         else:
-            w.contract()
-        h = wait_for(w.hierarchy_shown, 1800)[0]
+            ch.contract()
+        h = wait_for(ch.hierarchy_shown, 1800, lambda h: h is not None)[0]
         print(f"hierarchy in {time.perf_counter() - t1:.1f} s: {h.summary()}")
         if args.hierarchy and not os.path.exists(args.hierarchy):
-            w.engine.save_hierarchy(args.hierarchy)
-            print("saved", wait_for(w.engine.saved, 120)[0])
+            ch.save_hierarchy(args.hierarchy)
+            print("saved", wait_for(w.engine.result, 120, lambda job, r: job.kind == "save_hierarchy")[1])
     if args.levels:
-        w.levels_action.setChecked(True)
+        ch.levels_action.setChecked(True)
     if args.contract:
         settle(100)
-        w.panel_scroll.ensureWidgetVisible(w.hierarchy_panel, 0, 0)
+        w.panel_scroll.ensureWidgetVisible(ch.panel, 0, 0)
     if args.inspect is not None:
-        inspect(w, args.inspect)
+        inspect(w, ch, args.inspect)
         return finish(w, args.out)
     if args.route:
         s, t = (int(v) for v in g.index_of(args.route))
     else:
         s, t = far_apart_nodes(g)
     if args.tree:
-        if args.method != "auto" or w.method_combo.findData("phast") < 0:
-            w.method_combo.setCurrentIndex(w.method_combo.findData(args.method))
-        w.set_tree_mode(True)
-        w.set_source(s)
-        wait_for(w.tree_shown, 120)
-        a = w.tree
+        if args.method != "auto" or trees.method_combo.findData("phast") < 0:
+            trees.method_combo.setCurrentIndex(trees.method_combo.findData(args.method))
+        w.set_mode("tree")
+        routes.set_source(s)
+        wait_for(trees.tree_shown, 120, lambda t: t is not None)
+        a = w.session.tree
         print(f"tree: {a.method} on {a.backend}: {a.compute_ms:.2f} ms "
-              f"({a.total_ms:.2f} ms total); {w.tree_bins.count} bins; "
+              f"({a.total_ms:.2f} ms total); {w.session.tree_bins.count} bins; "
               f"segments per bin {w.map_view.tree_curve_sizes()}")
-        w.set_target(t)
+        routes.set_target(t)
     else:
-        w.set_source(s)
-        w.set_target(t)
-        wait_for(w.route_shown, 120)
-    print("route:", w.route_message)
+        routes.set_source(s)
+        routes.set_target(t)
+        wait_for(routes.shown, 120, lambda r: r is not None)
+    print("route:", w.session.route_message)
     if args.compare:
-        w.compare(s)
-        c = wait_for(w.comparison_shown, 300)[0]
+        trees.compare(s)
+        c = wait_for(trees.comparison_shown, 300)[0]
         for r in c.timings:
             print(f"  {r.name:14s} {r.ms:10.2f} ms (best of {r.runs}) mismatches {r.mismatches}")
         print("compare:", c.verdict)
-    if args.zoom != 1.0 and w.route_result is not None and w.route_result.xy is not None:
-        xy = w.route_result.xy
+    if args.zoom != 1.0 and w.session.route is not None and w.session.route.xy is not None:
+        xy = w.session.route.xy
         cx, cy = xy[len(xy) // 2]
         r = w.map_view.view.viewRect()
         hw, hh = r.width() / 2 / args.zoom, r.height() / 2 / args.zoom
@@ -160,9 +161,9 @@ def main(argv=None) -> int:
     return finish(w, args.out)
 
 
-def inspect(w, node_id: str) -> None:
+def inspect(w, ch, node_id: str) -> None:
     """Inspect a node, unpack its longest shortcut, zoom to its arcs and the road path."""
-    h, g = w.hierarchy, w.graph
+    h, g = w.session.hierarchy, w.session.graph
     if node_id == "auto":      # the highest node with an upward shortcut and 6-14 arcs
         up_sc = h.up_harc[h.is_shortcut(h.up_harc)]
         nodes = np.unique(h.arc_tail[up_sc])
@@ -172,20 +173,20 @@ def inspect(w, node_id: str) -> None:
         node = int(nodes[np.argmax(h.node_level[nodes])])
     else:
         node = int(g.index_of(int(node_id))[0])
-    w.inspect_action.setChecked(True)
-    w.inspect(node)
+    w.set_mode("inspect")
+    ch.inspect(node)
     up, down = h.node_arcs(node)
     arcs = np.concatenate([up, down])
     shortcuts = arcs[h.is_shortcut(arcs)]
-    xy = w.drawing.node_xy
+    xy = w.session.drawing.node_xy
     print(f"inspect node {g.node_id[node]}: level {h.node_level[node]}, {up.size} up, {down.size} down, "
           f"{shortcuts.size} shortcuts")
     pts = [xy[[node]], xy[h.arc_tail[arcs]], xy[h.arc_head[arcs]]]
     if shortcuts.size:
         length = np.hypot(*(xy[h.arc_tail[shortcuts]] - xy[h.arc_head[shortcuts]]).T)
         arc = int(shortcuts[np.argmax(length)])
-        w.unpack(arc)
-        x, y = w.map_view.unpacked.getData()
+        ch.unpack(arc)
+        x, y = ch.overlay.unpacked.getData()
         pts.append(np.c_[x, y])
         print(f"unpacked {arc}: {h.unpack(arc).size} arcs, midpoint node {g.node_id[h.midpoint(arc)]}")
     pts = np.concatenate(pts)

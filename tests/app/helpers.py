@@ -89,3 +89,22 @@ def context_menu_action(qtbot, window, node: int, text: str):
     action = next(a for a in menu.actions() if a.text() == text)
     menu.close()
     return action
+
+
+def routes(window):
+    return window.controller("route")
+
+
+def trees(window):
+    return window.controller("tree")
+
+
+def ch(window):
+    return window.controller("contract")
+
+
+def answer_of(qtbot, client, kind: str, event: str = "result", timeout: int = ROUTE_TIMEOUT_MS):
+    """Wait (``with``) for the engine's ``event`` answer to a job of ``kind``;
+    ``blocker.args`` is (job, payload)."""
+    return qtbot.waitSignal(getattr(client, event), timeout=timeout,
+                            check_params_cb=lambda job, *rest: job.kind == kind)

@@ -1,4 +1,5 @@
-"""The engine thread: loading, routing, errors, cancelling, and a GUI that keeps running.
+"""The engine thread's generic job channel: loading, routing, trees, comparisons,
+errors, cancelling, newest-wins per kind, and a GUI that keeps running.
 
 Every wait is on a signal of ``EngineClient`` or the window, objects of the GUI thread.
 """
@@ -9,12 +10,14 @@ import time
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QThread, QTimer
+from PySide6.QtCore import Qt, QThread, QTimer
 
 from app.engine_thread import EngineClient
-from engine import paths
+from app.network_geometry import route_polyline
+from engine import paths, reference
 from engine.paths import check_path
-from tests.app.helpers import ISLAND, LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, grid_graph, write_dimacs
+from tests.app.helpers import (ISLAND, LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, answer_of, grid_graph,
+                               write_dimacs)
 
 
 @pytest.fixture
@@ -25,22 +28,32 @@ def client(qtbot):
 
 
 def adopt(qtbot, client, graph):
-    with qtbot.waitSignal(client.graph_loaded, timeout=LOAD_TIMEOUT_MS) as blocker:
+    with answer_of(qtbot, client, "load", timeout=LOAD_TIMEOUT_MS) as blocker:
         client.adopt_graph(graph)
-    return blocker.args[0]
+    return blocker.args[1]
 
 
-def slow_job(seconds: float, started: threading.Event | None = None):
-    """A load that works in small numpy steps for ``seconds``, checking the cancel flag."""
+def route(client, source, target, metric="distance") -> int:
+    return client.submit("route", {"source": source, "target": target, "metric": metric})
+
+
+def slow_job(seconds: float, started: threading.Event | None = None,
+             stopped: threading.Event | None = None):
+    """A load that works in small numpy steps for ``seconds``, checking the cancel flag;
+    ``stopped`` is set when it ends, however it ends."""
     def fn(progress, cancel):
         if started is not None:
             started.set()
         end = time.perf_counter() + seconds
         rng = np.random.default_rng(0)
-        while time.perf_counter() < end:
-            cancel.check()
-            np.sort(rng.random(20_000))
-            progress(1 - (end - time.perf_counter()) / seconds, "working")
+        try:
+            while time.perf_counter() < end:
+                cancel.check()
+                np.sort(rng.random(20_000))
+                progress(1 - (end - time.perf_counter()) / seconds, "working")
+        finally:
+            if stopped is not None:
+                stopped.set()
         return grid_graph(source="slow job")
     return fn
 
@@ -59,30 +72,34 @@ def test_backend_is_chosen_on_the_engine_thread(qtbot):
 
 def test_open_dimacs_file_then_route(qtbot, client, tmp_path, graph):
     gr, co = write_dimacs(tmp_path, graph)
-    with qtbot.waitSignal(client.graph_loaded, timeout=LOAD_TIMEOUT_MS) as blocker:
+    with answer_of(qtbot, client, "load", timeout=LOAD_TIMEOUT_MS) as blocker:
         client.open_files([gr, co])
-    loaded = blocker.args[0]
+    loaded = blocker.args[1]
     assert loaded.graph.num_nodes == graph.num_nodes and loaded.graph.num_arcs == graph.num_arcs
     assert loaded.drawing is not None and loaded.drawing.exact.num_segments > 0
     assert not client.busy
-    with qtbot.waitSignal(client.route_found, timeout=ROUTE_TIMEOUT_MS) as blocker:
-        client.route(0, 20, loaded.graph.default_metric)
-    result = blocker.args[0]
+    with answer_of(qtbot, client, "route") as blocker:
+        route(client, 0, 20, loaded.graph.default_metric)
+    job, result = blocker.args
+    assert (job.params["source"], job.params["target"]) == (0, 20)
     check_path(loaded.graph, result.path)
-    assert result.xy.shape == (result.path.num_arcs + 1, 2)   # DIMACS has no arc geometry
-    assert "km" in result.summary and "computed in" in result.summary
+    xy = route_polyline(loaded.drawing.points, loaded.graph, result.path.arcs)
+    assert xy.shape == (result.path.num_arcs + 1, 2)   # DIMACS has no arc geometry
+    text = result.summary.text(result.compute_ms)
+    assert "km" in text and "computed in" in text
+    assert (result.method, result.method_label) == ("bidirectional_dijkstra", "bidirectional Dijkstra")
 
 
 def test_garbage_file_is_an_error_and_the_graph_stays(qtbot, client, tmp_path, graph):
     first = adopt(qtbot, client, graph)
     bad = tmp_path / "garbage.gr"
     bad.write_bytes(bytes(range(256)) * 4)
-    with qtbot.waitSignal(client.job_failed, timeout=LOAD_TIMEOUT_MS) as blocker:
+    with answer_of(qtbot, client, "load", "error", timeout=LOAD_TIMEOUT_MS) as blocker:
         client.open_files([bad])
     assert "garbage.gr" in blocker.args[1]
     assert client.worker.graph is graph and client.serial == first.serial
-    with qtbot.waitSignal(client.route_found, timeout=ROUTE_TIMEOUT_MS):
-        client.route(0, 5, "distance")
+    with answer_of(qtbot, client, "route"):
+        route(client, 0, 5)
 
 
 def test_engine_exception_becomes_a_message(qtbot, client, graph):
@@ -90,7 +107,7 @@ def test_engine_exception_becomes_a_message(qtbot, client, graph):
 
     def broken(progress, cancel):
         raise ZeroDivisionError("division by zero")
-    with qtbot.waitSignal(client.job_failed, timeout=LOAD_TIMEOUT_MS) as blocker:
+    with answer_of(qtbot, client, "load", "error", timeout=LOAD_TIMEOUT_MS) as blocker:
         client.load_with("Breaking", broken)
     assert blocker.args[1] == "ZeroDivisionError: division by zero"
     assert client.worker.graph is graph
@@ -98,40 +115,65 @@ def test_engine_exception_becomes_a_message(qtbot, client, graph):
 
 def test_unreachable_target_is_a_readable_failure(qtbot, client, graph):
     adopt(qtbot, client, graph)
-    with qtbot.waitSignal(client.route_failed, timeout=ROUTE_TIMEOUT_MS) as blocker:
-        client.route(0, ISLAND, "distance")
+    with answer_of(qtbot, client, "route", "error") as blocker:
+        route(client, 0, ISLAND)
     assert "cannot be reached" in blocker.args[1]
 
 
 def test_route_requests_are_coalesced_to_the_newest(qtbot, client, graph):
     adopt(qtbot, client, graph)
     results = []
-    client.route_found.connect(results.append)
-    ids = [client.route(0, t, "distance") for t in range(1, 30)]
-    qtbot.waitUntil(lambda: bool(results) and results[-1].request_id == ids[-1], timeout=ROUTE_TIMEOUT_MS)
+    client.result.connect(lambda job, r: results.append((job.job_id, r)))
+    ids = [route(client, 0, t) for t in range(1, 30)]
+    qtbot.waitUntil(lambda: bool(results) and results[-1][0] == ids[-1], timeout=ROUTE_TIMEOUT_MS)
     assert len(results) < len(ids)           # intermediate requests were dropped
-    assert results[-1].target == 29
+    assert [i for i, _ in results] == sorted(i for i, _ in results)   # never an older one after
+    assert results[-1][1].path.target == 29
 
 
 def test_cancel_a_load_keeps_the_old_graph(qtbot, client, graph):
     adopt(qtbot, client, graph)
     started = threading.Event()
-    with qtbot.waitSignal(client.job_cancelled, timeout=LOAD_TIMEOUT_MS):
+    with answer_of(qtbot, client, "load", "cancelled", timeout=LOAD_TIMEOUT_MS):
         client.load_with("Slow", slow_job(30, started))
         qtbot.waitUntil(started.is_set, timeout=LOAD_TIMEOUT_MS)
         client.cancel()
     assert client.worker.graph is graph and not client.busy
-    with qtbot.waitSignal(client.route_found, timeout=ROUTE_TIMEOUT_MS):
-        client.route(0, 5, "distance")
+    with answer_of(qtbot, client, "route"):
+        route(client, 0, 5)
 
 
-def test_a_newer_load_cancels_the_running_one(qtbot, client, graph):
-    cancelled = []
-    client.job_cancelled.connect(lambda job, msg: cancelled.append(job))
-    first = client.load_with("Slow", slow_job(30))
-    with qtbot.waitSignal(client.graph_loaded, timeout=LOAD_TIMEOUT_MS):
-        client.adopt_graph(graph)
-    assert cancelled == [first] and client.worker.graph is graph
+def test_a_newer_load_cancels_the_running_one_and_drops_its_answers(qtbot, client, graph):
+    answers = []
+    for event in ("result", "error", "cancelled"):
+        getattr(client, event).connect(lambda job, payload, event=event: answers.append((job.job_id, event)))
+    started, stopped = threading.Event(), threading.Event()
+    t0 = time.perf_counter()
+    first = client.load_with("Slow", slow_job(30, started, stopped))
+    qtbot.waitUntil(started.is_set, timeout=LOAD_TIMEOUT_MS)
+    with answer_of(qtbot, client, "load", timeout=LOAD_TIMEOUT_MS) as blocker:
+        second = client.adopt_graph(graph)
+    assert stopped.wait(5) and time.perf_counter() - t0 < 20      # the first one was cancelled
+    assert blocker.args[0].job_id == second and client.worker.graph is graph
+    qtbot.wait(50)
+    assert answers == [(second, "result")] and first not in [i for i, _ in answers]
+
+
+def test_a_job_for_a_replaced_graph_is_refused_and_its_answer_dropped(qtbot, client, graph):
+    adopt(qtbot, client, graph)
+    delivered, from_worker = [], []
+    client.result.connect(lambda job, r: delivered.append(job.kind))
+    client.error.connect(lambda job, msg: delivered.append(f"{job.kind} error"))
+    client.worker.answer.connect(lambda a: from_worker.append((a.job.kind, a.event, a.payload)),
+                                 Qt.DirectConnection)       # seen on the engine thread
+    with answer_of(qtbot, client, "load", timeout=LOAD_TIMEOUT_MS):
+        client.adopt_graph(grid_graph(source="newer"))
+        route(client, 0, 5)                  # for the graph that is being replaced
+    qtbot.waitUntil(lambda: any(k == "route" and e == "error" for k, e, _ in from_worker),
+                    timeout=ROUTE_TIMEOUT_MS)
+    assert ("route", "error", "RuntimeError: the graph changed; try again") in from_worker
+    qtbot.wait(50)
+    assert delivered == ["load"] and client.graph.source == "newer"
 
 
 def test_gui_keeps_processing_events_during_a_long_job(qtbot, client):
@@ -141,14 +183,14 @@ def test_gui_keeps_processing_events_during_a_long_job(qtbot, client):
     timer = QTimer(interval=10)
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     progress = []
-    client.job_progress.connect(lambda job, f, msg: progress.append(f))
+    client.progress.connect(lambda job, f, msg: progress.append(f))
     timer.start()
     t0 = time.perf_counter()
-    with qtbot.waitSignal(client.graph_loaded, timeout=120_000) as blocker:
+    with answer_of(qtbot, client, "load", timeout=120_000) as blocker:
         client.generate_default(num_nodes=500_000, seed=3)
     elapsed = time.perf_counter() - t0
     timer.stop()
-    assert blocker.args[0].graph.num_nodes == 500_000
+    assert blocker.args[1].graph.num_nodes == 500_000
     assert elapsed > 1.0, "the job should take seconds for this test to mean something"
     during = np.asarray([t for t in ticks if t <= t0 + elapsed])
     print(f"{during.size} ticks in {elapsed:.2f} s, longest gap {np.diff(during).max() * 1000:.0f} ms")
@@ -159,11 +201,11 @@ def test_gui_keeps_processing_events_during_a_long_job(qtbot, client):
 
 def test_tree_comes_back_as_numpy_arrays(qtbot, client, graph):
     adopt(qtbot, client, graph)
-    with qtbot.waitSignal(client.tree_found, timeout=ROUTE_TIMEOUT_MS) as blocker:
-        client.tree(3, "travel_time", "bellman_ford")
-    a = blocker.args[0]
+    with answer_of(qtbot, client, "tree") as blocker:
+        client.submit("tree", {"source": 3, "metric": "travel_time", "method": "bellman_ford"})
+    a = blocker.args[1]
     ref = reference.sssp(graph, 3, "travel_time")
-    assert (a.source, a.metric, a.method) == (3, "travel_time", "bellman_ford")
+    assert (a.tree.source, a.tree.metric, a.method) == (3, "travel_time", "bellman_ford")
     assert isinstance(a.tree.distance, np.ndarray) and np.array_equal(a.tree.distance, ref.distance)
     assert a.tree.distance[ISLAND] == -1 and a.compute_ms > 0 and a.backend.startswith("CPU")
     path = paths.path_from_tree(graph, a.tree, 20)
@@ -172,36 +214,36 @@ def test_tree_comes_back_as_numpy_arrays(qtbot, client, graph):
 
 def test_tree_errors_are_readable(qtbot, client, graph):
     adopt(qtbot, client, graph)
-    with qtbot.waitSignal(client.tree_failed, timeout=ROUTE_TIMEOUT_MS) as blocker:
-        client.tree(0, "distance", "no_such_method")
+    with answer_of(qtbot, client, "tree", "error") as blocker:
+        client.submit("tree", {"source": 0, "metric": "distance", "method": "no_such_method"})
     assert "unknown SSSP method 'no_such_method'" in blocker.args[1]
-    with qtbot.waitSignal(client.tree_found, timeout=ROUTE_TIMEOUT_MS):   # still serving
-        client.tree(0, "distance")
+    with answer_of(qtbot, client, "tree"):   # still serving
+        client.submit("tree", {"source": 0, "metric": "distance"})
 
 
 def test_compare_times_every_method_and_checks_them(qtbot, client, graph):
     from engine.sssp import METHODS
     adopt(qtbot, client, graph)
-    with qtbot.waitSignal(client.compare_done, timeout=LOAD_TIMEOUT_MS) as blocker:
-        client.compare(5, "distance")
-    c = blocker.args[0]
+    with answer_of(qtbot, client, "compare", timeout=LOAD_TIMEOUT_MS) as blocker:
+        client.submit("compare", {"source": 5, "metric": "distance"})
+    c = blocker.args[1]
     assert [t.name for t in c.timings] == [*METHODS, "reference"] and c.exact
-    assert not client.comparing
+    assert not client.running("compare") and not client.busy
 
 
 def test_a_comparison_can_be_cancelled(qtbot, client, graph, monkeypatch):
     import engine.sssp as sssp
     started = threading.Event()
-    real = sssp.shortest_path_tree
+    real = sssp.TreeQuery.tree
 
     def slow(*args, **kwargs):
         started.set()
         time.sleep(0.05)
         return real(*args, **kwargs)
-    monkeypatch.setattr(sssp, "shortest_path_tree", slow)
+    monkeypatch.setattr(sssp.TreeQuery, "tree", slow)
     adopt(qtbot, client, graph)
-    with qtbot.waitSignal(client.compare_cancelled, timeout=LOAD_TIMEOUT_MS):
-        client.compare(5, "distance")
+    with answer_of(qtbot, client, "compare", "cancelled", timeout=LOAD_TIMEOUT_MS):
+        client.submit("compare", {"source": 5, "metric": "distance"})
         qtbot.waitUntil(started.is_set, timeout=LOAD_TIMEOUT_MS)
         client.cancel()
-    assert not client.comparing
+    assert not client.running("compare")

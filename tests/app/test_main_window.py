@@ -10,9 +10,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from engine.paths import check_path
-from tests.app.helpers import (ID_OFFSET, ISLAND, LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, SHARED_DATA,
+from tests.app.helpers import (ID_OFFSET, ISLAND, LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, SHARED_DATA, answer_of,
                                click_node, context_menu_action, grid_graph, load_graph,
-                               node_viewport_pos, write_dimacs)
+                               node_viewport_pos, routes, write_dimacs)
 from tests.app.test_engine_thread import slow_job
 
 A, B, C = 7, 28, 22      # grid nodes (indices) far enough apart for several arcs
@@ -25,80 +25,80 @@ def route_data(window):
 
 def click_route(qtbot, window, s=A, t=B):
     click_node(qtbot, window, s)
-    with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS,
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS,
                           check_params_cb=lambda r: r is not None):
         click_node(qtbot, window, t)
-    return window.route_result
+    return window.session.route
 
 
 def test_click_two_nodes_draws_the_route(qtbot, window, graph):
     load_graph(qtbot, window, graph)
     result = click_route(qtbot, window)
-    assert (window.source, window.target) == (A, B)
+    assert (window.session.source, window.session.target) == (A, B)
     assert result.source == A and result.target == B
     check_path(graph, result.path)
     assert route_data(window) == len(result.xy) > 2
-    assert "km" in window.summary.text() and "arcs" in window.summary.text()
-    assert window.source_edit.text() == str(ID_OFFSET + A)
-    assert window.target_edit.text() == str(ID_OFFSET + B)
+    assert "km" in routes(window).summary.text() and "arcs" in routes(window).summary.text()
+    assert routes(window).source_edit.text() == str(ID_OFFSET + A)
+    assert routes(window).target_edit.text() == str(ID_OFFSET + B)
     assert all(m.isVisible() for m in window.map_view.markers.values())
 
 
 def test_further_clicks_move_the_target_and_shift_click_the_source(qtbot, window, graph):
     load_graph(qtbot, window, graph)
     click_route(qtbot, window)
-    with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS):
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS):
         click_node(qtbot, window, C)
-    assert (window.source, window.target) == (A, C)
-    with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS):
+    assert (window.session.source, window.session.target) == (A, C)
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS):
         click_node(qtbot, window, 0, modifier=Qt.ShiftModifier)
-    assert (window.source, window.target) == (0, C)
-    with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS):
+    assert (window.session.source, window.session.target) == (0, C)
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS):
         context_menu_action(qtbot, window, 5, "Route from here").trigger()
-    assert (window.source, window.target) == (5, C)
-    assert window.route_result.path.nodes[0] == 5
+    assert (window.session.source, window.session.target) == (5, C)
+    assert window.session.route.path.nodes[0] == 5
 
 
 def test_escape_clears(qtbot, window, graph):
     load_graph(qtbot, window, graph)
     click_route(qtbot, window)
     QTest.keyClick(window, Qt.Key_Escape)
-    assert window.source is None and window.target is None
-    assert route_data(window) == 0 and window.summary.text() == ""
+    assert window.session.source is None and window.session.target is None
+    assert route_data(window) == 0 and routes(window).summary.text() == ""
     assert not any(m.isVisible() for m in window.map_view.markers.values())
 
 
 def test_swap_reverses_the_route(qtbot, window, graph):
     load_graph(qtbot, window, graph)
     click_route(qtbot, window)
-    with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS):
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS):
         QTest.keyClick(window, Qt.Key_X)
-    assert (window.source, window.target) == (B, A)
-    assert window.route_result.path.nodes[0] == B and window.route_result.path.nodes[-1] == A
-    with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS):
-        qtbot.mouseClick(window.swap_button, Qt.LeftButton)
-    assert (window.source, window.target) == (A, B)
+    assert (window.session.source, window.session.target) == (B, A)
+    assert window.session.route.path.nodes[0] == B and window.session.route.path.nodes[-1] == A
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS):
+        qtbot.mouseClick(routes(window).swap_button, Qt.LeftButton)
+    assert (window.session.source, window.session.target) == (A, B)
 
 
 def test_metric_selector_routes_again(qtbot, window, graph):
     load_graph(qtbot, window, graph)
-    assert [window.metric_combo.itemText(i) for i in range(window.metric_combo.count())] == \
+    assert [routes(window).metric_combo.itemText(i) for i in range(routes(window).metric_combo.count())] == \
         ["distance", "travel_time"]
     click_route(qtbot, window)
-    with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS):
-        window.metric_combo.setCurrentText("travel_time")
-    assert window.route_result.metric == "travel_time"
-    assert "travel_time" in window.summary.text()
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS):
+        routes(window).metric_combo.setCurrentText("travel_time")
+    assert window.session.route.metric == "travel_time"
+    assert "travel_time" in routes(window).summary.text()
 
 
 def test_unreachable_target_keeps_the_markers(qtbot, window, graph):
     load_graph(qtbot, window, graph)
     click_node(qtbot, window, A)
-    with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS):
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS):
         click_node(qtbot, window, ISLAND)
-    assert window.route_result is None and route_data(window) == 0
-    assert "cannot be reached" in window.summary.text()
-    assert (window.source, window.target) == (A, ISLAND)
+    assert window.session.route is None and route_data(window) == 0
+    assert "cannot be reached" in routes(window).summary.text()
+    assert (window.session.source, window.session.target) == (A, ISLAND)
     assert all(m.isVisible() for m in window.map_view.markers.values())
 
 
@@ -107,27 +107,27 @@ def test_dragging_a_marker_reroutes_on_release(qtbot, window, graph):
     click_route(qtbot, window)
     viewport = window.map_view.plot.viewport()
     start, end = node_viewport_pos(window, B), node_viewport_pos(window, C)
-    with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS,
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS,
                           check_params_cb=lambda r: r is not None and r.target == C):
         QTest.mousePress(viewport, Qt.LeftButton, Qt.NoModifier, start)
         for k in range(1, 9):
             QTest.mouseMove(viewport, start + (end - start) * (k / 8))
             qtbot.wait(5)
         QTest.mouseRelease(viewport, Qt.LeftButton, Qt.NoModifier, end)
-    assert window.target == C
+    assert window.session.target == C
     marker = window.map_view.markers["target"].pos()
-    assert np.allclose([marker.x(), marker.y()], window.drawing.node_xy[C])
+    assert np.allclose([marker.x(), marker.y()], window.session.drawing.node_xy[C])
 
 
 def test_open_a_dimacs_file_and_route(qtbot, window, graph, tmp_path):
     gr, co = write_dimacs(tmp_path, graph)
     with qtbot.waitSignal(window.graph_shown, timeout=LOAD_TIMEOUT_MS):
         window.open_files([gr, co])
-    assert window.graph.num_arcs == graph.num_arcs
+    assert window.session.graph.num_arcs == graph.num_arcs
     assert "tiny.gr" in window.windowTitle()
     assert f"{graph.num_nodes:,} nodes" in window.size_label.text()
     result = click_route(qtbot, window)
-    check_path(window.graph, result.path)
+    check_path(window.session.graph, result.path)
 
 
 def test_bad_file_shows_an_error_and_the_graph_stays(qtbot, window, graph, tmp_path):
@@ -137,8 +137,8 @@ def test_bad_file_shows_an_error_and_the_graph_stays(qtbot, window, graph, tmp_p
     with qtbot.waitSignal(window.error_shown, timeout=LOAD_TIMEOUT_MS) as blocker:
         window.open_files([bad])
     assert "garbage.osm.pbf" in blocker.args[0] and "previous graph" in blocker.args[0]
-    assert window.banner.isVisible() and window.graph is graph
-    assert not window.progress.isVisible()
+    assert window.banner.isVisible() and window.session.graph is graph
+    assert not window.progress.bar.isVisible()
     click_route(qtbot, window)     # the old graph still routes
 
 
@@ -148,9 +148,9 @@ def test_cancel_button_leaves_the_old_graph(qtbot, window, graph):
     window.engine.load_with("Slow load", slow_job(30, started))
     qtbot.waitUntil(started.is_set, timeout=LOAD_TIMEOUT_MS)
     qtbot.waitUntil(window.cancel_button.isVisible, timeout=LOAD_TIMEOUT_MS)
-    with qtbot.waitSignal(window.engine.job_cancelled, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(window.engine.cancelled, timeout=LOAD_TIMEOUT_MS):
         qtbot.mouseClick(window.cancel_button, Qt.LeftButton)
-    assert window.graph is graph and not window.cancel_button.isVisible()
+    assert window.session.graph is graph and not window.cancel_button.isVisible()
     click_route(qtbot, window)
 
 
@@ -159,15 +159,15 @@ def test_graph_without_coordinates_routes_by_typed_ids(qtbot, window):
     load_graph(qtbot, window, g)
     assert window.map_view.stack.currentWidget() is window.map_view.message
     assert "no coordinates" in window.map_view.message.text()
-    qtbot.keyClicks(window.source_edit, str(ID_OFFSET + A))
-    QTest.keyClick(window.source_edit, Qt.Key_Return)
-    qtbot.keyClicks(window.target_edit, str(ID_OFFSET + B))
-    with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS):
-        QTest.keyClick(window.target_edit, Qt.Key_Return)
-    assert window.route_result.xy is None and "arcs" in window.summary.text()
-    window.target_edit.setText("99999")
-    QTest.keyClick(window.target_edit, Qt.Key_Return)
-    assert "unknown node id 99999" in window.summary.text()
+    qtbot.keyClicks(routes(window).source_edit, str(ID_OFFSET + A))
+    QTest.keyClick(routes(window).source_edit, Qt.Key_Return)
+    qtbot.keyClicks(routes(window).target_edit, str(ID_OFFSET + B))
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS):
+        QTest.keyClick(routes(window).target_edit, Qt.Key_Return)
+    assert window.session.route.xy is None and "arcs" in routes(window).summary.text()
+    routes(window).target_edit.setText("99999")
+    QTest.keyClick(routes(window).target_edit, Qt.Key_Return)
+    assert "unknown node id 99999" in routes(window).summary.text()
 
 
 def test_osm_licence_is_shown_under_the_map(qtbot, window):
@@ -183,7 +183,7 @@ def test_status_bar_names_backend_and_size(qtbot, window, graph):
     qtbot.waitUntil(lambda: window.backend_label.text().startswith("CPU"), timeout=LOAD_TIMEOUT_MS)
     assert window.size_label.text() == f"{graph.num_nodes:,} nodes · {graph.num_arcs:,} arcs"
     assert window.windowTitle() == "RouteLab — test grid"
-    assert "motorway" not in window.legend.text() and "primary" in window.legend.text()
+    assert "motorway" not in window.controller("load").legend.text() and "primary" in window.controller("load").legend.text()
 
 
 def test_level_of_detail_follows_the_zoom(qtbot, window, monkeypatch):
@@ -193,7 +193,7 @@ def test_level_of_detail_follows_the_zoom(qtbot, window, monkeypatch):
     monkeypatch.setattr("app.map_view.CROP_ABOVE_SEGMENTS", 1000)    # and crops early
     load_graph(qtbot, window, g)
     mv = window.map_view
-    d = window.drawing
+    d = window.session.drawing
     xmin, ymin, xmax, ymax = d.bounds
 
     def show(half_width, cx=(xmin + xmax) / 2, cy=(ymin + ymax) / 2):
@@ -224,19 +224,20 @@ def test_new_york_opens_and_routes(qtbot, window):
         pytest.skip(f"shared data file {gr} is absent")
     with qtbot.waitSignal(window.graph_shown, timeout=120_000):
         window.open_files([gr])
-    assert window.graph.num_nodes == 264_346 and window.drawing is not None
-    assert len(window.drawing.levels) > 1
+    assert window.session.graph.num_nodes == 264_346 and window.session.drawing is not None
+    assert len(window.session.drawing.levels) > 1
     click_route(qtbot, window, 1000, 200_000)
 
 
 def test_save_cache_then_open_it(qtbot, window, graph, tmp_path):
     load_graph(qtbot, window, graph)
     path = tmp_path / "grid.rlg"
-    with qtbot.waitSignal(window.engine.saved, timeout=LOAD_TIMEOUT_MS):
-        window.engine.save_cache(str(path))
+    with answer_of(qtbot, window.engine, "save_cache", timeout=LOAD_TIMEOUT_MS) as blocker:
+        window.controller("save_cache").save_cache(path)
+    assert blocker.args[1] == str(path) and path.is_file()
     with qtbot.waitSignal(window.graph_shown, timeout=LOAD_TIMEOUT_MS):
         window.open_files([path])
-    assert window.graph is not graph and window.graph.num_arcs == graph.num_arcs
+    assert window.session.graph is not graph and window.session.graph.num_arcs == graph.num_arcs
     click_route(qtbot, window)
 
 
@@ -252,8 +253,8 @@ def test_run_window_opens_the_given_files(qtbot, graph, tmp_path):
 
     def poll():
         shown = [w for w in app.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
-        if shown and shown[0].graph is not None:
-            seen.append(shown[0].graph.source)
+        if shown and shown[0].session.graph is not None:
+            seen.append(shown[0].session.graph.source)
             shown[0].close()
             app.quit()
         else:

@@ -12,9 +12,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from engine import paths, sssp
+from engine import paths, reference, sssp
 from engine.sssp import METHODS
-from tests.app.helpers import (ISLAND, ROUTE_TIMEOUT_MS, click_node, context_menu_action,
+from tests.app.helpers import (ISLAND, ROUTE_TIMEOUT_MS, click_node, context_menu_action, routes, trees,
                                load_graph, node_viewport_pos)
 
 A, B, C = 7, 28, 22      # grid nodes (indices), as in test_main_window
@@ -30,13 +30,13 @@ def road_network():
 
 def show_tree(qtbot, window, node: int):
     """Tree mode on (the panel's button), click ``node``: the tree it draws."""
-    if not window.tree_mode:
-        qtbot.mouseClick(window.tree_button, Qt.LeftButton)
-    assert window.tree_mode and window.map_view.hover_enabled
-    with qtbot.waitSignal(window.tree_shown, timeout=TREE_TIMEOUT_MS,
-                          check_params_cb=lambda t: t is not None and t.source == node):
+    if not (window.session.mode == "tree"):
+        qtbot.mouseClick(trees(window).tree_button, Qt.LeftButton)
+    assert (window.session.mode == "tree") and window.map_view.hover_enabled
+    with qtbot.waitSignal(trees(window).tree_shown, timeout=TREE_TIMEOUT_MS,
+                          check_params_cb=lambda t: t is not None and t.tree.source == node):
         click_node(qtbot, window, node)
-    return window.tree
+    return window.session.tree
 
 
 def class_curves_visible(window) -> bool:
@@ -49,173 +49,175 @@ def test_click_in_tree_mode_colours_the_network_by_distance(qtbot, window, road_
     source = int(np.argmin(np.hypot(*(g.xy - g.xy.mean(axis=0)).T)))    # near the middle
     answer = show_tree(qtbot, window, source)
     assert answer.method in METHODS and answer.backend.startswith("CPU")      # "auto", resolved
-    assert np.array_equal(answer.tree.distance, reference.sssp(g, source, answer.metric).distance)
+    assert np.array_equal(answer.tree.distance, reference.sssp(g, source, answer.tree.metric).distance)
 
     sizes = window.map_view.tree_curve_sizes()
-    bins = window.tree_bins
+    bins = window.session.tree_bins
     assert 12 <= bins.count <= 16 and len(sizes) == bins.count + 1      # + unreachable
     assert sum(n > 0 for n in sizes[:-1]) >= bins.count - 1
     assert sum(sizes) == window.map_view.level.num_segments             # every road, once
     assert not class_curves_visible(window) and window.map_view.showing_tree
 
-    rows = window.tree_legend_rows()
+    rows = trees(window).legend_rows()
     assert len(rows) == bins.count and rows[0][1].startswith("0 – ") and rows[-1][1].endswith(" km")
-    assert rows[0][0] == bins.colors[0] and "km" in window.tree_legend.text()
-    info = window.tree_info.text()
+    assert rows[0][0] == bins.colors[0] and "km" in trees(window).legend.text()
+    info = trees(window).info.text()
     assert METHODS[answer.method][1] in info and "CPU" in info and " ms" in info
-    assert not window.legend.isVisible()          # the road-class legend makes way
+    assert not window.controller("load").legend.isVisible()          # the road-class legend makes way
 
 
 def test_hover_then_click_show_distance_and_path_from_the_tree(qtbot, window, graph, monkeypatch):
     load_graph(qtbot, window, graph)
     answer = show_tree(qtbot, window, A)
     asked = []
-    monkeypatch.setattr(window.engine, "tree", lambda *a, **k: asked.append(a))
+    real_submit = window.engine.submit
+    monkeypatch.setattr(window.engine, "submit", lambda kind, *a, **k: (asked.append(kind), real_submit(kind, *a, **k))[1])
 
     viewport = window.map_view.plot.viewport()
-    with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS,
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS,
                           check_params_cb=lambda r: r is not None and r.target == B):
         QTest.mouseMove(viewport, node_viewport_pos(window, B))
-    path = window.route_result.path
+    path = window.session.route.path
     paths.check_path(graph, path)
     assert path.source == A and path.distance == answer.tree.distance[B]
-    assert window.summary.text().startswith(f"<b>{window.tree_bins.unit.format(path.distance)}</b>")
-    assert window.tree_bins.unit.format(path.distance).endswith(" km")
-    assert window.target is None                   # hovering pins nothing
+    assert routes(window).summary.text().startswith(f"<b>{window.session.tree_bins.unit.format(path.distance)}</b>")
+    assert window.session.tree_bins.unit.format(path.distance).endswith(" km")
+    assert window.session.target is None                   # hovering pins nothing
 
-    with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS,
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS,
                           check_params_cb=lambda r: r is not None and r.target == C):
         click_node(qtbot, window, C)
-    assert window.target == C and window.map_view.markers["target"].isVisible()
-    paths.check_path(graph, window.route_result.path)
+    assert window.session.target == C and window.map_view.markers["target"].isVisible()
+    paths.check_path(graph, window.session.route.path)
     assert len(window.map_view.route.getData()[0]) > 2
     QTest.mouseMove(viewport, node_viewport_pos(window, B))   # the clicked path stays
     qtbot.wait(150)
-    assert window.route_result.target == C
+    assert window.session.route.target == C
     assert asked == []                              # all read from the tree, nothing recomputed
-    assert window.tree is answer
+    assert window.session.tree is answer
 
     click_node(qtbot, window, ISLAND)               # nothing reaches the island
-    assert window.route_result is None and "cannot be reached" in window.summary.text()
+    assert window.session.route is None and "cannot be reached" in routes(window).summary.text()
 
 
 def test_method_selector_recomputes_the_tree(qtbot, window, graph):
     load_graph(qtbot, window, graph)
     first = show_tree(qtbot, window, A)
-    for i in range(1, window.method_combo.count()):
-        name = window.method_combo.itemData(i)
-        with qtbot.waitSignal(window.tree_shown, timeout=TREE_TIMEOUT_MS,
+    for i in range(1, trees(window).method_combo.count()):
+        name = trees(window).method_combo.itemData(i)
+        with qtbot.waitSignal(trees(window).tree_shown, timeout=TREE_TIMEOUT_MS,
                               check_params_cb=lambda t, name=name: t is not None and t.method == name):
-            window.method_combo.setCurrentIndex(i)
-        assert np.array_equal(window.tree.tree.distance, first.tree.distance)
-        assert METHODS[name][1] in window.tree_info.text()
+            trees(window).method_combo.setCurrentIndex(i)
+        assert np.array_equal(window.session.tree.tree.distance, first.tree.distance)
+        assert METHODS[name][1] in trees(window).info.text()
 
 
 def test_context_menu_tree_from_here(qtbot, window, graph):
     load_graph(qtbot, window, graph)
-    assert not window.tree_mode
-    with qtbot.waitSignal(window.tree_shown, timeout=TREE_TIMEOUT_MS,
-                          check_params_cb=lambda t: t is not None and t.source == B):
+    assert not (window.session.mode == "tree")
+    with qtbot.waitSignal(trees(window).tree_shown, timeout=TREE_TIMEOUT_MS,
+                          check_params_cb=lambda t: t is not None and t.tree.source == B):
         context_menu_action(qtbot, window, B, "Shortest-path tree from here").trigger()
-    assert window.tree_mode and window.source == B and window.target is None
-    with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS,
+    assert (window.session.mode == "tree") and window.session.source == B and window.session.target is None
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS,
                           check_params_cb=lambda r: r is not None and r.source == B):
         context_menu_action(qtbot, window, A, "Route to here").trigger()
-    assert not window.tree_mode and window.tree is None and class_curves_visible(window)
+    assert not (window.session.mode == "tree") and window.session.tree is None and class_curves_visible(window)
 
 
 def test_escape_clears_the_tree_and_brings_back_the_classes(qtbot, window, graph):
     load_graph(qtbot, window, graph)
     show_tree(qtbot, window, A)
     click_node(qtbot, window, B)
-    with qtbot.waitSignal(window.tree_shown, timeout=1000, check_params_cb=lambda t: t is None):
+    with qtbot.waitSignal(trees(window).tree_shown, timeout=1000, check_params_cb=lambda t: t is None):
         QTest.keyClick(window, Qt.Key_Escape)
-    assert window.tree is None and not window.map_view.showing_tree
+    assert window.session.tree is None and not window.map_view.showing_tree
     assert window.map_view.tree_curve_sizes() == [] and class_curves_visible(window)
-    assert window.source is None and window.target is None and window.route_result is None
-    assert window.tree_legend.text() == "" and window.legend.isVisible()
-    assert window.tree_mode                          # the mode stays: the next click is a tree
+    assert window.session.source is None and window.session.target is None and window.session.route is None
+    assert trees(window).legend.text() == "" and window.controller("load").legend.isVisible()
+    assert (window.session.mode == "tree")                          # the mode stays: the next click is a tree
     show_tree(qtbot, window, C)
-    with qtbot.waitSignal(window.tree_shown, timeout=1000, check_params_cb=lambda t: t is None):
-        qtbot.mouseClick(window.clear_tree_button, Qt.LeftButton)
-    assert window.tree is None
+    with qtbot.waitSignal(trees(window).tree_shown, timeout=1000, check_params_cb=lambda t: t is None):
+        qtbot.mouseClick(trees(window).clear_button, Qt.LeftButton)
+    assert window.session.tree is None
 
 
 def test_compare_chart_has_a_bar_per_method_and_the_reference(qtbot, window, road_network):
     load_graph(qtbot, window, road_network)
     show_tree(qtbot, window, 10)
     progress = []
-    window.engine.compare_progress.connect(lambda rid, f, msg: progress.append(msg))
-    with qtbot.waitSignal(window.comparison_shown, timeout=COMPARE_TIMEOUT_MS) as blocker:
-        qtbot.mouseClick(window.compare_button, Qt.LeftButton)
-        assert window.progress.isVisible()
+    window.engine.progress.connect(lambda job, f, msg: progress.append(msg) if job.kind == "compare" else None)
+    with qtbot.waitSignal(trees(window).comparison_shown, timeout=COMPARE_TIMEOUT_MS) as blocker:
+        qtbot.mouseClick(trees(window).compare_button, Qt.LeftButton)
+        assert window.progress.bar.isVisible()
     c = blocker.args[0]
     assert [t.name for t in c.timings] == [*METHODS, "reference"]
     assert c.exact and c.verdict == "all exact" and all(t.ms > 0 and t.runs >= 1 for t in c.timings)
-    chart = window.compare_chart
-    assert window.compare_dock.isVisible()
+    chart = trees(window).compare_chart
+    assert trees(window).compare_dock.isVisible()
     assert len(chart.bars.opts["width"]) == len(METHODS) + 1
     assert np.allclose(chart.bars.opts["width"], [t.ms for t in c.timings])
     ticks = [label for _, label in chart.getPlotItem().getAxis("left")._tickLevels[0]]
     assert ticks == [t.label for t in c.timings]
     assert "all exact" in chart.title and "CPU" in chart.title
-    assert any("Comparing" in m for m in progress) and not window.progress.isVisible()
+    assert any("Comparing" in m for m in progress) and not window.progress.bar.isVisible()
 
 
 def test_compare_reports_a_method_that_disagrees(qtbot, window, graph, monkeypatch):
-    real = sssp.shortest_path_tree
+    real = sssp.TreeQuery.tree
 
-    def off_by_one(graph, source, metric=None, method="auto", backend=None, **kw):
-        r = real(graph, source, metric, method, backend, **kw)
+    def off_by_one(query, source, method="auto", **kw):
+        r = real(query, source, method, **kw)
         if method == "kstep":
             d = r.tree.distance.copy()
             d[d > 0] += 1
             r = dataclasses.replace(r, tree=dataclasses.replace(r.tree, distance=d))
         return r
-    monkeypatch.setattr(sssp, "shortest_path_tree", off_by_one)
+    monkeypatch.setattr(sssp.TreeQuery, "tree", off_by_one)
     load_graph(qtbot, window, graph)
-    window.set_source(A)
-    with qtbot.waitSignal(window.comparison_shown, timeout=COMPARE_TIMEOUT_MS) as blocker:
+    routes(window).set_source(A)
+    with qtbot.waitSignal(trees(window).comparison_shown, timeout=COMPARE_TIMEOUT_MS) as blocker:
         QTest.keyClick(window, Qt.Key_C)
     c = blocker.args[0]
     bad = {t.name: t.mismatches for t in c.timings if t.mismatches}
     assert list(bad) == ["kstep"] and bad["kstep"] > 0
-    assert "MISMATCH" in window.compare_chart.title and "kstep" in window.compare_chart.title
+    assert "MISMATCH" in trees(window).compare_chart.title and "kstep" in trees(window).compare_chart.title
 
 
 def test_engine_failure_shows_a_message_and_the_window_stays_usable(qtbot, window, graph, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("kernel exploded")
     load_graph(qtbot, window, graph)
-    monkeypatch.setattr(sssp, "shortest_path_tree", broken)
-    qtbot.mouseClick(window.tree_button, Qt.LeftButton)
+    monkeypatch.setattr(sssp.TreeQuery, "tree", broken)
+    qtbot.mouseClick(trees(window).tree_button, Qt.LeftButton)
     with qtbot.waitSignal(window.error_shown, timeout=TREE_TIMEOUT_MS) as blocker:
         click_node(qtbot, window, A)
     assert blocker.args[0] == "Shortest-path tree failed: RuntimeError: kernel exploded"
-    assert window.banner.isVisible() and window.tree is None and class_curves_visible(window)
-    assert "kernel exploded" in window.tree_info.text()
+    assert window.banner.isVisible() and window.session.tree is None and class_curves_visible(window)
+    assert "kernel exploded" in trees(window).info.text()
 
     with qtbot.waitSignal(window.error_shown, timeout=COMPARE_TIMEOUT_MS) as blocker:
-        qtbot.mouseClick(window.compare_button, Qt.LeftButton)
+        qtbot.mouseClick(trees(window).compare_button, Qt.LeftButton)
     assert "Comparing SSSP methods failed" in blocker.args[0] and "kernel exploded" in blocker.args[0]
-    assert not window.progress.isVisible() and not window.compare_dock.isVisible()
+    assert not window.progress.bar.isVisible() and not trees(window).compare_dock.isVisible()
 
     monkeypatch.undo()                               # the engine works again: so does the window
-    with qtbot.waitSignal(window.tree_shown, timeout=TREE_TIMEOUT_MS,
-                          check_params_cb=lambda t: t is not None and t.source == B):
+    with qtbot.waitSignal(trees(window).tree_shown, timeout=TREE_TIMEOUT_MS,
+                          check_params_cb=lambda t: t is not None and t.tree.source == B):
         click_node(qtbot, window, B, modifier=Qt.ShiftModifier)
-    qtbot.mouseClick(window.tree_button, Qt.LeftButton)          # back to routes
-    with qtbot.waitSignal(window.route_shown, timeout=ROUTE_TIMEOUT_MS,
+    qtbot.mouseClick(trees(window).tree_button, Qt.LeftButton)          # back to routes
+    assert window.session.mode == "route" and not trees(window).tree_button.isChecked()
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS,
                           check_params_cb=lambda r: r is not None):
         click_node(qtbot, window, C)
-    assert (window.route_result.source, window.route_result.target) == (B, C)
+    assert (window.session.route.source, window.session.route.target) == (B, C)
 
 
 def test_tree_follows_the_level_of_detail(qtbot, window, monkeypatch, road_network):
     monkeypatch.setattr("app.network_geometry.COARSEST_CELLS", 32)   # a small net needs big cells
     load_graph(qtbot, window, road_network)
     show_tree(qtbot, window, 0)
-    mv, d = window.map_view, window.drawing
+    mv, d = window.map_view, window.session.drawing
     xmin, ymin, xmax, ymax = d.bounds
     cx, cy, hw = (xmin + xmax) / 2, (ymin + ymax) / 2, 20 * (xmax - xmin)
     with qtbot.waitSignal(mv.detail_changed, timeout=5000):

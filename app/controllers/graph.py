@@ -1,0 +1,104 @@
+"""Graphs: File ▸ Open / Open default network / Save cache, and the side panel's
+"Network" box (what is loaded, the road-class legend)."""
+from __future__ import annotations
+
+import os
+
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QFileDialog, QGroupBox, QLabel, QVBoxLayout
+
+from app import map_style as style
+from app.controllers.base import Controller, register_controller
+from app.widgets import selectable_label, swatch
+
+OPEN_FILTERS = ";;".join([
+    "Road networks (*.gr *.gr.gz *.co *.co.gz *.osm.pbf *.pbf *.osm *.osm.gz *.osm.bz2 *.rlg *.npz)",
+    "DIMACS (*.gr *.gr.gz *.co *.co.gz)",
+    "OpenStreetMap (*.osm.pbf *.pbf *.osm *.osm.gz *.osm.bz2)",
+    "RouteLab cache (*.rlg *.npz)",
+    "All files (*)",
+])
+NO_COORDINATES = ("This graph has no coordinates, so there is no map to draw.\n"
+                  "Type node ids into From and To in the side panel to route.")
+
+
+def file_stem(graph) -> str:
+    return os.path.basename(graph.source or "graph").split(".")[0] or "graph"
+
+
+@register_controller
+class GraphController(Controller):
+    kinds = ("load", "save_cache")
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        menu = window.menu("&File")
+        window.add_action(menu, "&Open…", QKeySequence.Open, self.choose_files)
+        window.add_action(menu, "Open &default network", "Ctrl+D", self.engine.generate_default)
+        self.save_action = window.add_action(menu, "&Save cache…", QKeySequence.Save,
+                                             self.choose_cache_path, needs_graph=True)
+        box = QGroupBox("Network")
+        col = QVBoxLayout(box)
+        self.info = selectable_label("No graph loaded.")
+        self.legend = QLabel(wordWrap=True)
+        col.addWidget(self.info)
+        col.addWidget(self.legend)
+        window.add_panel(box, last=True)
+
+    def choose_files(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self.window, "Open road network", "", OPEN_FILTERS)
+        if paths:
+            self.engine.open_files(paths)
+
+    def choose_cache_path(self) -> None:
+        if self.session.graph is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save graph cache",
+                                              f"{file_stem(self.session.graph)}.rlg",
+                                              "RouteLab cache (*.rlg *.npz)")
+        if path:
+            self.save_cache(path)
+
+    def save_cache(self, path) -> int:
+        return self.engine.submit("save_cache", {"path": str(path)}, label="Saving the cache")
+
+    def on_result(self, job, result) -> None:
+        if job.kind == "save_cache":
+            self.window.statusBar().showMessage(f"Saved {result}", 5000)
+            return
+        g = result.graph
+        self.window.banner.hide()
+        self.session.adopt(g, result.drawing)
+        self.map_view.set_network(result.drawing, g.data_license, NO_COORDINATES)
+        self.window.graph_adopted()
+        name = g.source or "graph"
+        self.window.setWindowTitle(f"RouteLab — {name}")
+        self.window.size_label.setText(f"{g.num_nodes:,} nodes · {g.num_arcs:,} arcs")
+        units = ", ".join(f"{m} ({g.metric_units[m]})" if m in g.metric_units else m
+                          for m in g.metric_names)
+        info = [f"<b>{name}</b>", f"{g.num_nodes:,} nodes, {g.num_arcs:,} arcs",
+                f"metrics: {units}", f"loaded in {result.seconds:.2f} s"]
+        if g.data_license:
+            info.append(g.data_license)
+        self.info.setText("<br>".join(info))
+        self.legend.setText(self._legend_html(result.drawing))
+        self.window.statusBar().showMessage(f"Loaded {name}", 4000)
+        self.window.graph_shown.emit(g)
+
+    def on_error(self, job, message: str) -> None:
+        if job.kind == "save_cache":
+            self.window.show_error(f"Could not save the cache: {message}")
+            return
+        kept = " The previous graph is still loaded." if self.session.graph is not None else ""
+        self.window.show_error(f"{job.label} failed: {message}.{kept}")
+
+    def colouring_shown(self, name: str | None) -> None:
+        self.legend.setVisible(name is None)
+
+    @staticmethod
+    def _legend_html(d) -> str:
+        if d is None or len(d.groups) == 1:
+            return ""
+        rows = [swatch(grp.color, grp.label) for g, grp in enumerate(d.groups)
+                if d.exact.group_first[g + 1] > d.exact.group_first[g]]
+        return "<br>".join([*rows, swatch(style.ROUTE_COLOR, "route")])

@@ -1,0 +1,192 @@
+"""Routes: the side panel's "Route" box (From, To, metric, Swap, Clear, the summary),
+the endpoints and their markers, clicks in route mode, the route on the map and the
+``route`` jobs (the CH query or bidirectional Dijkstra, whichever the engine has for
+the metric; the summary names it).
+
+Endpoints belong to every mode: a change goes to all controllers through
+``window.endpoints_changed``, and this one routes unless tree mode is on.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLineEdit, QPushButton
+
+from app import map_style as style
+from app.controllers.base import Controller, register_controller
+from app.network_geometry import route_polyline
+from app.session import ShownRoute
+from app.widgets import dot_label, grey, red, selectable_label
+
+HINT = ("Click: start, then destination · Shift+click: move start · right-click: menu · "
+        "drag markers · X: swap · Esc: clear · T: tree mode · wheel: zoom · drag: pan · F: fit")
+
+
+@register_controller
+class RouteController(Controller):
+    kinds = ("route",)
+    hints = {"route": HINT}
+    shown = Signal(object)       # ShownRoute drawn (also a path read from a tree), or None
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        window.add_panel(self._build_box())
+        menu = window.menu("&Route")
+        window.add_mode_action("route", menu, "&Route mode: start and destination by clicks", "R")
+        window.add_action(menu, "&Swap start and destination", "X", self.swap)
+        window.add_action(menu, "&Clear", "Esc", window.clear)
+        self.map_view.marker_dragged.connect(self._on_marker_dragged)
+
+    def _build_box(self) -> QGroupBox:
+        box = QGroupBox("Route")
+        form = QFormLayout(box)
+        self.source_edit = QLineEdit(placeholderText="click the map or type a node id")
+        self.target_edit = QLineEdit(placeholderText="click again or type a node id")
+        for which, edit in (("source", self.source_edit), ("target", self.target_edit)):
+            edit.setFocusPolicy(Qt.ClickFocus)   # keys (X, F, Esc) go to the map until clicked
+            edit.returnPressed.connect(lambda which=which: self._on_id_typed(which))
+        self.metric_combo = QComboBox()
+        self.metric_combo.currentTextChanged.connect(self._on_metric_changed)
+        form.addRow(dot_label(style.SOURCE_COLOR, "From"), self.source_edit)
+        form.addRow(dot_label(style.TARGET_COLOR, "To"), self.target_edit)
+        form.addRow("Metric", self.metric_combo)
+        buttons = QHBoxLayout()
+        self.swap_button = QPushButton("⇅ Swap (X)")
+        self.swap_button.clicked.connect(self.swap)
+        self.clear_button = QPushButton("Clear (Esc)")
+        self.clear_button.clicked.connect(self.window.clear)
+        buttons.addWidget(self.swap_button)
+        buttons.addWidget(self.clear_button)
+        form.addRow(buttons)
+        self.summary = selectable_label()
+        self.summary.setMinimumHeight(60)
+        self.summary.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        form.addRow(self.summary)
+        return box
+
+    # ------------------------------------------------------------- endpoints
+    def set_source(self, node: int | None) -> None:
+        self._set_end("source", node)
+
+    def set_target(self, node: int | None) -> None:
+        self._set_end("target", node)
+
+    def _set_end(self, which: str, node: int | None) -> None:
+        setattr(self.session, which, node)
+        self.map_view.set_marker(which, node)
+        self._update_fields()
+        self.window.endpoints_changed(which)
+
+    def set_endpoints(self, source: int | None, target: int | None) -> None:
+        s = self.session
+        s.source, s.target = source, target
+        self.map_view.set_marker("source", source)
+        self.map_view.set_marker("target", target)
+        self._update_fields()
+
+    def swap(self) -> None:
+        if self.session.swap():
+            self.set_endpoints(self.session.source, self.session.target)
+            self.window.endpoints_changed("both")
+
+    def node_clicked(self, node: int, shift: bool) -> bool:
+        """Route and tree mode alike: the first click (or Shift) sets the start."""
+        (self.set_source if shift or self.session.source is None else self.set_target)(node)
+        return True
+
+    def _on_marker_dragged(self, which: str, node: int, finished: bool) -> None:
+        setattr(self.session, which, node)
+        self._update_fields()
+        self.window.endpoints_changed(which, live=not finished)
+
+    def _on_id_typed(self, which: str) -> None:
+        g = self.session.graph
+        if g is None:
+            return
+        text = (self.source_edit if which == "source" else self.target_edit).text().strip()
+        if not text:
+            self._set_end(which, None)
+            return
+        try:
+            node = int(g.index_of(int(text))[0])
+        except (KeyError, ValueError) as e:
+            self.show(None, str(e).strip("'\"") if isinstance(e, KeyError) else f"{text!r} is not a node id",
+                      error=True)
+            return
+        self._set_end(which, node)
+        self.map_view.plot.setFocus()
+
+    def _update_fields(self) -> None:
+        s = self.session
+        for node, edit in ((s.source, self.source_edit), (s.target, self.target_edit)):
+            edit.setText("" if node is None or s.graph is None else str(s.node_id(node)))
+
+    def _on_metric_changed(self, metric: str) -> None:
+        if metric:
+            self.session.metric = metric
+            self.window.endpoints_changed("metric")
+
+    def context_menu(self, menu, node: int) -> None:
+        menu.addAction("Route from here", lambda: self._route_end("source", node))
+        menu.addAction("Route to here", lambda: self._route_end("target", node))
+        menu.addSeparator()
+
+    def _route_end(self, which: str, node: int) -> None:
+        """A context-menu route end: leaves tree mode, then routes."""
+        if self.session.mode == "tree":
+            self.window.set_mode("route")
+        self._set_end(which, node)
+
+    # ------------------------------------------------------------------ routes
+    def graph_changed(self) -> None:
+        g = self.session.graph
+        self.engine.drop("route")
+        self.show(None, "")
+        self.metric_combo.blockSignals(True)
+        self.metric_combo.clear()
+        self.metric_combo.addItems(g.metric_names)
+        self.metric_combo.blockSignals(False)
+        self._update_fields()
+
+    def endpoints_changed(self, which: str, live: bool = False) -> None:
+        if self.session.mode != "tree":
+            self.request(live)
+
+    def mode_changed(self, old: str, new: str) -> None:
+        if "tree" in (old, new):
+            self.engine.drop("route")
+            self.show(None, "")
+        if old == "tree":
+            self.request()
+
+    def cleared(self) -> None:
+        self.set_endpoints(None, None)
+        self.engine.drop("route")
+        self.show(None, "")
+
+    def request(self, live: bool = False) -> None:
+        """Route between the endpoints; while dragging (``live``) earlier answers still show."""
+        s = self.session
+        if s.graph is None or s.source is None or s.target is None:
+            self.engine.drop("route")
+            self.show(None, "")
+            return
+        if not live:
+            self.engine.drop("route")
+            self.summary.setText(grey("routing…"))
+        self.engine.submit("route", {"source": s.source, "target": s.target, "metric": s.metric})
+
+    def on_result(self, job, a) -> None:
+        p, d = job.params, self.session.drawing
+        xy = None if d is None else route_polyline(d.points, self.session.graph, a.path.arcs)
+        text = f"{a.summary.text(a.compute_ms)} by {a.method_label}"
+        self.show(ShownRoute(p["source"], p["target"], a.path.metric, a.path, xy, text, a.method_label), text)
+
+    def on_error(self, job, message: str) -> None:
+        self.show(None, message, error=True)
+
+    def show(self, route: ShownRoute | None, text: str, error: bool = False) -> None:
+        """Draw ``route`` (None: none) and put ``text`` in the summary."""
+        self.session.route, self.session.route_message = route, text
+        self.map_view.set_route(None if route is None else route.xy)
+        self.summary.setText(red(text) if error else text)
+        self.shown.emit(route)

@@ -1,0 +1,273 @@
+"""Shortest-path trees and the SSSP comparison: tree mode, the side panel's
+"Shortest-path tree" box (method, Compare, the tree's figures and legend), the
+network coloured by distance, hover and click paths read from the tree (no
+recomputation), the compare chart dock, and the ``tree`` and ``compare`` jobs.
+With a hierarchy, PHAST is the default method (its per-level chart belongs to the
+hierarchy controller, which listens to ``tree_shown``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton
+
+from engine import paths
+from engine.capabilities.tree import PHAST, PHAST_LABEL
+from engine.sssp import METHODS
+from engine.summary import route_summary
+
+from app.compare_chart import CompareChart
+from app.controllers.base import Controller, register_controller
+from app.distance_bins import UNREACHABLE_COLOR, display_unit, make_bins, segment_distance
+from app.map_view import Colouring
+from app.network_geometry import route_polyline
+from app.session import ShownRoute
+from app.widgets import grey, legend_table, red, selectable_label
+
+TREE_HINT = ("Tree mode: click a node for its shortest-path tree · then hover or click: "
+             "distance and path · Shift+click: new tree · C: compare methods · Esc: clear · "
+             "T: back to routes")
+TREE_WIDTH = 1.6               # pixels, the distance-bin curves
+
+
+@register_controller
+class TreeController(Controller):
+    kinds = ("tree", "compare")
+    hints = {"tree": TREE_HINT}
+    tree_shown = Signal(object)          # TreeAnswer coloured on the map, or None when cleared
+    comparison_shown = Signal(object)    # Comparison drawn in the chart dock
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        menu = window.menu("&Tree")
+        self.mode_action = window.add_mode_action(
+            "tree", menu, "&Tree mode: shortest-path tree from a click", "T")
+        self.compare_action = window.capability_action("compare")
+        window.add_panel(self._build_box())
+        self.compare_chart = CompareChart()
+        self.compare_dock = window.add_dock("compare", "SSSP methods compared", self.compare_chart)
+        window.add_painter("tree", self._paint)
+        self.map_view.node_hovered.connect(self._on_node_hovered)
+
+    def _build_box(self) -> QGroupBox:
+        box = QGroupBox("Shortest-path tree")
+        form = QFormLayout(box)
+        self.tree_button = QPushButton("Tree mode (T)", checkable=True,
+                                       toolTip="Click a node: colour the network by its distance")
+        self.tree_button.clicked.connect(self.mode_action.trigger)
+        self.mode_action.toggled.connect(self.tree_button.setChecked)
+        self.method_combo = QComboBox(toolTip="SSSP method (engine.sssp) on the engine's backend; "
+                                      "auto: on the GPU the variant measured fastest on this "
+                                      "graph, on the CPU near-far")
+        self.method_combo.addItem("auto", "auto")
+        for name, (_, label) in METHODS.items():
+            self.method_combo.addItem(label, name)
+        self.method_combo.currentIndexChanged.connect(self._on_method_changed)
+        self.method_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.method_combo.setMinimumContentsLength(16)
+        self.method_combo.setFocusPolicy(Qt.ClickFocus)
+        form.addRow(self.tree_button)
+        form.addRow("Method", self.method_combo)
+        buttons = QHBoxLayout()
+        self.compare_button = QPushButton("Compare methods (C)",
+                                          toolTip="Time every method and the CPU reference from the start")
+        self.compare_button.clicked.connect(lambda: self.compare())
+        self.clear_button = QPushButton("Clear tree (Esc)")
+        self.clear_button.clicked.connect(self.window.clear)
+        buttons.addWidget(self.compare_button)
+        buttons.addWidget(self.clear_button)
+        form.addRow(buttons)
+        self.info = selectable_label()
+        self.legend = QLabel(wordWrap=True)
+        form.addRow(self.info)
+        form.addRow(self.legend)
+        for w in (self.tree_button, self.compare_button, self.clear_button):
+            w.setFocusPolicy(Qt.NoFocus)     # keys stay with the map
+        return box
+
+    @property
+    def routes(self):
+        return self.window.controller("route")
+
+    # ------------------------------------------------------------------ hooks
+    def trigger(self, capability: str) -> None:
+        self.compare()
+
+    def graph_changed(self) -> None:
+        self.set_tree(None)
+
+    def mode_changed(self, old: str, new: str) -> None:
+        if "tree" not in (old, new):
+            return
+        self.map_view.hover_enabled = new == "tree"
+        self.set_tree(None)
+        if new == "tree":
+            if self.session.source is None:
+                self.info.setText("Click a node: its shortest-path tree.")
+            self.request()
+
+    def endpoints_changed(self, which: str, live: bool = False) -> None:
+        if self.session.mode != "tree":
+            return
+        if which == "target":
+            self.show_path(self.session.target)
+        elif not live:
+            self.request()
+
+    def cleared(self) -> None:
+        self.set_tree(None)
+
+    def hierarchy_changed(self) -> None:
+        """PHAST is a method while a hierarchy exists, and then the default."""
+        index = self.method_combo.findData(PHAST)
+        if self.session.hierarchy is None:
+            if index >= 0:
+                self.method_combo.removeItem(index)
+            return
+        if index < 0:
+            self.method_combo.insertItem(0, PHAST_LABEL, PHAST)
+        self.method_combo.setCurrentIndex(0)
+
+    def context_menu(self, menu, node: int) -> None:
+        menu.addAction("Shortest-path tree from here", lambda: self.tree_from(node))
+        menu.addAction("Compare SSSP methods from here", lambda: self.compare(node))
+
+    # ------------------------------------------------------------------ trees
+    def tree_from(self, node: int) -> None:
+        """Tree mode, with ``node`` as the source and no destination."""
+        self.routes.set_endpoints(node, None)
+        if self.session.mode == "tree":
+            self.request()
+        else:
+            self.window.set_mode("tree")
+
+    def _on_method_changed(self) -> None:
+        if self.session.mode == "tree":
+            self.request()
+
+    def request(self) -> None:
+        s = self.session
+        if s.graph is None or s.source is None:
+            return
+        method = self.method_combo.currentData()
+        self.engine.submit("tree", {"source": s.source, "metric": s.metric, "method": method,
+                                    "per_level": method == PHAST})
+        self.info.setText(grey(f"computing the tree from node {s.node_id(s.source)}…"))
+
+    def on_result(self, job, answer) -> None:
+        if job.kind == "compare":
+            self._show_comparison(answer)
+            return
+        if self.session.mode != "tree":
+            return
+        self.set_tree(answer)
+        if self.session.target is not None:
+            self.show_path(self.session.target)
+        else:
+            self.routes.show(None, "Hover or click a node: its distance and path.")
+
+    def on_error(self, job, message: str) -> None:
+        if job.kind == "compare":
+            self.window.show_error(f"Comparing SSSP methods failed: {message}")
+            return
+        self.set_tree(None)
+        self.info.setText(red(f"no tree: {message}"))
+        self.window.show_error(f"Shortest-path tree failed: {message}")
+
+    def on_cancelled(self, job, message: str) -> None:
+        self.window.statusBar().showMessage("Comparison cancelled", 5000)
+
+    def set_tree(self, answer) -> None:
+        """Show a tree on the map and in the panel, or go back to the road classes."""
+        s = self.session
+        s.tree = answer
+        if answer is None:
+            self.engine.drop("tree")
+            s.tree_bins = None
+            self.info.setText("")
+            self.legend.setText("")
+        else:
+            d = answer.tree.distance
+            s.tree_bins = make_bins(int(d.max()), display_unit(s.graph.metric_units, answer.tree.metric))
+            self.info.setText(self._info_html(answer))
+            self.legend.setText(legend_table(self.legend_rows()))
+            self.window.statusBar().showMessage(
+                f"Tree from node {s.node_id(answer.tree.source)}: {answer.method_label}, "
+                f"{answer.compute_ms:.2f} ms on {answer.backend}", 8000)
+        self.window.apply_colouring()
+        self.tree_shown.emit(answer)
+
+    def _paint(self) -> None:
+        bins, distance = self.session.tree_bins, self.session.tree.tree.distance
+        n = bins.count
+        pens = (*(pg.mkPen(c, width=TREE_WIDTH) for c in bins.colors), pg.mkPen(UNREACHABLE_COLOR, width=1))
+        z = (*(1 + k / (n + 1) for k in range(n)), 0.5)       # below routes
+        self.map_view.set_colouring(Colouring("tree", pens, z, lambda level: bins.of(
+            segment_distance(level.end_a, level.end_b, distance))))
+
+    def legend_rows(self) -> list[tuple[tuple, str]]:
+        """(colour, text) per distance bin, then the unreachable roads when there are any."""
+        s = self.session
+        if s.tree is None:
+            return []
+        rows = list(zip(s.tree_bins.colors, s.tree_bins.labels()))
+        unreached = int(np.count_nonzero(s.tree.tree.distance < 0))
+        if unreached:
+            rows.append((UNREACHABLE_COLOR, f"unreachable ({unreached:,} nodes)"))
+        return rows
+
+    def _info_html(self, a) -> str:
+        s, d = self.session, a.tree.distance
+        unit = s.tree_bins.unit
+        what = a.tree.metric if unit.suffix else f"{a.tree.metric}, in metric units"
+        return "<br>".join([
+            f"<b>From node {s.node_id(a.tree.source)}</b> · {what}", a.method_label, f"on {a.backend}",
+            f"<b>{a.compute_ms:.2f} ms</b> ({a.total_ms:.2f} ms with the copy to host)",
+            f"reached {int(np.count_nonzero(d >= 0)):,} of {s.graph.num_nodes:,} nodes · "
+            f"farthest {unit.format(int(d.max()))}"])
+
+    def show_path(self, node: int | None, pinned: bool = True) -> None:
+        """The path to ``node`` read from the tree on the map (no recomputation)."""
+        s = self.session
+        if s.tree is None or node is None:
+            return
+        g, t = s.graph, s.tree.tree
+        try:
+            path = paths.path_from_tree(g, t, node)
+        except paths.Unreachable as e:
+            self.routes.show(None, f"node {s.node_id(node)}: {e}", error=pinned)
+            return
+        xy = None if s.drawing is None else route_polyline(s.drawing.points, g, path.arcs)
+        text = (f"<b>{s.tree_bins.unit.format(path.distance)}</b> from node {s.node_id(t.source)} "
+                f"to node {s.node_id(node)}<br>{route_summary(g, path).text()}")
+        self.routes.show(ShownRoute(t.source, node, t.metric, path, xy, text), text)
+
+    def _on_node_hovered(self, node: int) -> None:
+        s = self.session
+        if s.tree is None:
+            return
+        d = s.tree.tree.distance
+        far = "cannot be reached" if d[node] < 0 else s.tree_bins.unit.format(int(d[node]))
+        self.window.statusBar().showMessage(f"node {s.node_id(node)}: {far}", 4000)
+        if s.target is None:       # a clicked destination stays until the next click
+            self.show_path(node, pinned=False)
+
+    # ---------------------------------------------------------------- compare
+    def compare(self, source: int | None = None) -> int | None:
+        """Time every SSSP method and the reference from ``source`` (default: the start)."""
+        s = self.session
+        source = s.source if source is None else source
+        if s.graph is None or source is None:
+            self.window.statusBar().showMessage(
+                "Compare: set a start first, or right-click a node ▸ Compare SSSP methods from here", 6000)
+            return None
+        return self.engine.submit("compare", {"source": source, "metric": s.metric},
+                                  label="Comparing SSSP methods")
+
+    def _show_comparison(self, c) -> None:
+        self.session.comparison = c
+        self.compare_chart.show_comparison(c, self.session.node_id(c.source))
+        self.window.show_dock(self.compare_dock, 220)
+        self.window.statusBar().showMessage(f"Compared {len(c.timings)} methods: {c.verdict}", 8000)
+        self.comparison_shown.emit(c)

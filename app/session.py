@@ -1,0 +1,71 @@
+"""What the window shows, with no Qt (an import-linter contract keeps it so).
+
+One ``Session`` per window: the graph and its drawing, the route's endpoints, the
+mode clicks act in, and the current results (route, tree, hierarchy, comparison).
+Controllers change it and draw from it; tests read it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MODES = ("route", "tree", "inspect")
+
+
+@dataclass(frozen=True)
+class ShownRoute:
+    """A path on the map: a routed one, or one read from the shortest-path tree."""
+    source: int
+    target: int
+    metric: str
+    path: object                  # engine.paths.Path
+    xy: np.ndarray | None         # [k, 2] polyline along arc geometry, None without coordinates
+    summary: str                  # what the side panel says about it
+    method_label: str = ""        # the router that found it ("CH query", ...), "" from a tree
+
+
+@dataclass
+class Session:
+    graph: object = None          # engine.graph.RoadGraph
+    drawing: object = None        # app.network_geometry.NetworkDrawing, None without coordinates
+    metric: str = ""
+    source: int | None = None     # internal node indices
+    target: int | None = None
+    mode: str = "route"
+    route: ShownRoute | None = None
+    route_message: str = ""       # the route's summary, or why there is none
+    tree: object = None           # engine.capabilities.tree.TreeAnswer on the map
+    tree_bins: object = None      # app.distance_bins.DistanceBins of that tree
+    comparison: object = None     # engine.compare.Comparison last shown
+    hierarchy: object = None      # engine.ch.Hierarchy in use
+    level_bins: object = None     # app.level_bins.LevelBins of that hierarchy
+    levels_on: bool = False       # colour by level asked for
+    inspected_node: int | None = None
+
+    def adopt(self, graph, drawing) -> None:
+        """A new graph: nothing of the old one stays."""
+        self.__init__(graph=graph, drawing=drawing, metric=graph.default_metric,
+                      mode=self.mode)
+
+    def node_id(self, node: int) -> int:
+        return int(self.graph.node_id[node])
+
+    def swap(self) -> bool:
+        if self.source is None and self.target is None:
+            return False
+        self.source, self.target = self.target, self.source
+        return True
+
+    def clear_results(self) -> None:
+        self.source = self.target = self.route = self.tree = self.tree_bins = None
+        self.route_message = ""
+
+    def colouring_key(self) -> tuple | None:
+        """What the map's colours show: the tree while there is one, else the levels
+        when asked for and a hierarchy exists, else the road classes (None)."""
+        if self.tree is not None:
+            return "tree", id(self.tree)
+        if self.levels_on and self.hierarchy is not None:
+            return "levels", id(self.hierarchy)
+        return None

@@ -1,0 +1,87 @@
+"""Small widgets and HTML helpers the window and the controllers share."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QToolButton
+
+
+def rgb(color) -> str:
+    return "#%02x%02x%02x" % tuple(color[:3])
+
+
+def swatch(color, text: str, size: int = 15) -> str:
+    """A short line in ``color`` before ``text`` (legends)."""
+    return f"<span style='color:{rgb(color)}; font-size:{size}px'><b>━━</b></span>&nbsp;{text}"
+
+
+def legend_table(rows: list[tuple[tuple, str]], columns: int = 2) -> str:
+    """(colour, text) rows as a compact HTML table, filled column by column."""
+    per_column = -(-len(rows) // columns)
+    cells = [f"<td>{swatch(c, text)}&nbsp;&nbsp;</td>" for c, text in rows]
+    lines = ["".join(cells[r::per_column]) for r in range(per_column)]
+    return "<table cellspacing='0' cellpadding='0'>" + "".join(f"<tr>{x}</tr>" for x in lines) + "</table>"
+
+
+def dot_label(color, text: str) -> QLabel:
+    return QLabel(f"<span style='color:{rgb(color)}; font-size:16px'>●</span> {text}")
+
+
+def grey(text: str) -> str:
+    return f"<span style='color:#777'>{text}</span>"
+
+
+def red(text: str) -> str:
+    return f"<span style='color:#b3261e'>{text}</span>"
+
+
+def selectable_label(text: str = "") -> QLabel:
+    return QLabel(text, wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
+
+
+class ErrorBanner(QFrame):
+    """A non-modal, dismissable error line above the map."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setStyleSheet("ErrorBanner { background: #fdecea; border-bottom: 1px solid #e0a49c; }"
+                           "QLabel { color: #8a1c12; }")
+        self.label = selectable_label()
+        close = QToolButton(text="✕", autoRaise=True, toolTip="Dismiss")
+        close.clicked.connect(self.hide)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(10, 6, 6, 6)
+        row.addWidget(self.label, 1)
+        row.addWidget(close, 0, Qt.AlignTop)
+        self.hide()
+
+    def show_text(self, text: str) -> None:
+        self.label.setText(text)
+        self.show()
+
+
+class JobProgress:
+    """The status bar's progress of long engine jobs: a label, a bar and Cancel."""
+
+    def __init__(self, status_bar, cancel) -> None:
+        self.label = QLabel()
+        self.bar = QProgressBar(maximumWidth=180, maximumHeight=16, textVisible=False)
+        self.bar.setRange(0, 1000)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(lambda: cancel())   # not with the "checked" argument
+        for w in (self.label, self.bar, self.cancel_button):
+            status_bar.addPermanentWidget(w)
+        self.set_visible(False)
+
+    def start(self, text: str) -> None:
+        self.bar.setValue(0)
+        self.label.setText(text)
+        self.set_visible(True)
+
+    def update(self, fraction: float, message: str) -> None:
+        self.bar.setValue(int(1000 * min(max(fraction, 0.0), 1.0)))
+        if message:
+            self.label.setText(message)
+
+    def set_visible(self, on: bool) -> None:
+        for w in (self.label, self.bar, self.cancel_button):
+            w.setVisible(on)

@@ -19,7 +19,6 @@ a readable message; cancelling goes through the job's CancelToken.
 from __future__ import annotations
 
 import atexit
-import inspect
 import itertools
 import sys
 import time
@@ -39,7 +38,8 @@ from engine.jobs import JobContext
 from engine.progress import Cancelled, CancelToken
 from engine.workspace import Workspace
 
-from app.network_geometry import NetworkDrawing, build_drawing
+from app.engine_jobs import INTERNAL_JOBS, generate_default_network, open_files
+from app.network_geometry import NetworkDrawing
 
 DEFAULT_NETWORK_NODES = 100_000
 DEFAULT_NETWORK_SEED = 1
@@ -79,14 +79,6 @@ class Answer:
     payload: object = None
 
 
-@dataclass(frozen=True)
-class LoadedGraph:
-    serial: int                      # changes with every graph the worker adopts
-    graph: RoadGraph
-    drawing: NetworkDrawing | None   # None when the graph has no coordinates
-    seconds: float
-
-
 def readable(exc: BaseException) -> str:
     """A message a person can act on: LoadError text as is, else type and message."""
     if isinstance(exc, (LoadError, paths.Unreachable)):
@@ -95,55 +87,6 @@ def readable(exc: BaseException) -> str:
         return "out of memory"
     text = str(exc) or exc.__class__.__name__
     return f"{exc.__class__.__name__}: {text}" if not isinstance(exc, KeyError) else text.strip("'\"")
-
-
-# ------------------------------------------------------------ internal jobs
-def _load(worker: "EngineWorker", job: Job, ctx: JobContext) -> LoadedGraph:
-    """Make a graph (``params["make"](progress=, cancel=)``), prepare it, adopt it."""
-    started = time.perf_counter()
-    graph = job.params["make"](progress=ctx.progress, cancel=ctx.cancel)
-    ctx.cancel.check()
-    ctx.progress(0.97, "Preparing the map")
-    _ = graph.tail, graph.xy            # fill the lazy caches on this thread
-    drawing = build_drawing(graph)
-    workspace = Workspace(graph, worker.backend)
-    workspace.router(graph.default_metric)      # compiled and warmed up before the first click
-    ctx.cancel.check()
-    worker.workspace, worker.drawing = workspace, drawing
-    worker.serial += 1
-    return LoadedGraph(worker.serial, graph, drawing, time.perf_counter() - started)
-
-
-def _open_hierarchy(worker: "EngineWorker", job: Job, ctx: JobContext):
-    return worker.workspace_for(job).load_hierarchy(job.params["path"])
-
-
-def _save_hierarchy(worker: "EngineWorker", job: Job, ctx: JobContext) -> str:
-    h = worker.workspace_for(job).hierarchy
-    if h is None:
-        raise RuntimeError("there is no contraction hierarchy to save: contract the graph first")
-    return str(h.save(job.params["path"]))
-
-
-def _save_cache(worker: "EngineWorker", job: Job, ctx: JobContext) -> str:
-    from engine.io.cache import save_cache
-    return str(save_cache(worker.workspace_for(job).graph, job.params["path"]) or job.params["path"])
-
-
-INTERNAL_JOBS: dict[str, Callable] = {"load": _load, "open_hierarchy": _open_hierarchy,
-                                      "save_hierarchy": _save_hierarchy, "save_cache": _save_cache}
-
-
-def generate_default_network(num_nodes: int, seed: int, progress, cancel) -> RoadGraph:
-    from engine.generate import generate_road_network
-    accepted = inspect.signature(generate_road_network).parameters   # progress and cancel, if it takes them
-    extra = {k: v for k, v in (("progress", progress), ("cancel", cancel)) if k in accepted}
-    return generate_road_network(num_nodes=num_nodes, seed=seed, **extra)
-
-
-def _open_files(file_paths: list[str], progress, cancel) -> RoadGraph:
-    from engine import io
-    return io.load(file_paths, progress=progress, cancel=cancel)
 
 
 class EngineWorker(QObject):
@@ -291,7 +234,7 @@ class EngineClient(QObject):
     def open_files(self, file_paths) -> int:
         file_paths = [str(p) for p in file_paths]
         names = ", ".join(p.replace("\\", "/").rsplit("/", 1)[-1] for p in file_paths)
-        return self.load_with(f"Opening {names}", partial(_open_files, file_paths))
+        return self.load_with(f"Opening {names}", partial(open_files, file_paths))
 
     def generate_default(self, num_nodes: int = DEFAULT_NETWORK_NODES,
                          seed: int = DEFAULT_NETWORK_SEED) -> int:

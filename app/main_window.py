@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFrame, QLabel, QMainWindow, QMenu, QScrollArea,
-                               QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QSplitter, QVBoxLayout, QWidget
 
 from engine import capabilities
 
@@ -25,7 +24,7 @@ from app.controllers.generic import generic_capabilities
 from app.engine_thread import CANCEL, EngineClient
 from app.map_view import MapView
 from app.session import Session
-from app.widgets import ErrorBanner, JobProgress
+from app.widgets import ErrorBanner, JobProgress, SidePanel
 
 
 class MainWindow(QMainWindow):
@@ -48,7 +47,7 @@ class MainWindow(QMainWindow):
         self._modes = QActionGroup(self)
         self._modes.setExclusionPolicy(QActionGroup.ExclusionPolicy.ExclusiveOptional)   # T again: routes
         self._mode_actions: dict[str, QAction] = {}
-        self._build_panel()
+        self.panel = SidePanel()
         self._build_status_bar()
         self._build_controllers()
         self._build_layout()
@@ -56,17 +55,6 @@ class MainWindow(QMainWindow):
         self._connect()
 
     # ------------------------------------------------------------- building
-    def _build_panel(self) -> None:
-        self.panel = QWidget()
-        self.panel.setMinimumWidth(300)
-        self.panel.setMaximumWidth(420)
-        self._panel_column = QVBoxLayout(self.panel)
-        self._panel_tail = 0                          # boxes kept at the end (Network)
-        self.help_label = QLabel(wordWrap=True)
-        self.help_label.setStyleSheet("color: #666;")
-        self._panel_column.addWidget(self.help_label)
-        self._panel_column.addStretch(1)
-
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
         self.hint_label = QLabel()
@@ -106,12 +94,7 @@ class MainWindow(QMainWindow):
         col.addWidget(self.map_view, 1)
         splitter = QSplitter()
         splitter.addWidget(left)
-        scroll = self.panel_scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        scroll.setWidget(self.panel)
-        scroll.setMinimumWidth(320)
-        scroll.setMaximumWidth(440)
-        splitter.addWidget(scroll)
+        splitter.addWidget(self.panel)
         splitter.setStretchFactor(0, 1)
         splitter.setCollapsible(0, False)
         self.setCentralWidget(splitter)
@@ -168,10 +151,7 @@ class MainWindow(QMainWindow):
         return action
 
     def add_panel(self, widget: QWidget, last: bool = False) -> None:
-        """A box in the side panel, above the help text; ``last`` ones stay at the end."""
-        index = self._panel_column.count() - 2 - (0 if last else self._panel_tail)
-        self._panel_column.insertWidget(index, widget)
-        self._panel_tail += last
+        self.panel.add(widget, last)
 
     def add_dock(self, name: str, title: str, widget: QWidget) -> QDockWidget:
         """A hidden dock at the bottom, tabbed with the others."""
@@ -198,10 +178,6 @@ class MainWindow(QMainWindow):
 
     def controller(self, kind: str):
         return self._owners.get(kind)
-
-    def reveal(self, widget) -> None:
-        """Scroll the side panel to ``widget`` once the layout has taken its new text."""
-        QTimer.singleShot(0, lambda: self.panel_scroll.ensureWidgetVisible(widget, 0, 0))
 
     # ---------------------------------------------------- session changes
     def broadcast(self, hook: str, *args) -> None:
@@ -235,7 +211,7 @@ class MainWindow(QMainWindow):
         self._mode_actions[mode].setChecked(True)     # toggles back here: a no-op now
         hint = next(c.hints[mode] for c in self.controllers if mode in c.hints)
         self.hint_label.setText(hint)
-        self.help_label.setText(hint.replace(" · ", "<br>"))
+        self.panel.help_label.setText(hint.replace(" · ", "<br>"))
         if old != mode:
             self.broadcast("mode_changed", old, mode)
 

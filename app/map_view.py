@@ -77,7 +77,16 @@ class MapView(QWidget):
         self.view.sigRangeChanged.connect(self._schedule_detail)
         self.plot.scene().sigMouseClicked.connect(self._on_click)
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self._build_route_items()
+        self._build_layout()
+        self._detail_timer = QTimer(self, singleShot=True, interval=DETAIL_DEBOUNCE_MS)
+        self._detail_timer.timeout.connect(self.update_detail)
+        self._hover_timer = QTimer(self, singleShot=True, interval=HOVER_INTERVAL_MS)
+        self._hover_timer.timeout.connect(self._report_hover)
+        self.show_message("No graph loaded. Open one with File ▸ Open… (Ctrl+O),\nor the generated network with File ▸ Open default network (Ctrl+D).")
 
+    def _build_route_items(self) -> None:
+        """Node dots, the route with its casing, the two draggable markers."""
         self.nodes = pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(style.NODE_COLOR))
         self.nodes.setZValue(9)
         self.route_casing = pg.PlotCurveItem(pen=pg.mkPen(style.ROUTE_CASING, width=style.ROUTE_WIDTH + 3),
@@ -95,6 +104,7 @@ class MapView(QWidget):
             marker.sigPositionChangeFinished.connect(lambda m, name=name: self._on_marker_moved(name, m, True))
         self._drag_node = {"source": -1, "target": -1}
 
+    def _build_layout(self) -> None:
         self.message = QLabel(alignment=Qt.AlignCenter, wordWrap=True)
         self.message.setStyleSheet("color: #555; font-size: 14px; padding: 40px;")
         self.stack = QStackedWidget()
@@ -109,12 +119,6 @@ class MapView(QWidget):
         layout.setSpacing(0)
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.attribution)
-
-        self._detail_timer = QTimer(self, singleShot=True, interval=DETAIL_DEBOUNCE_MS)
-        self._detail_timer.timeout.connect(self.update_detail)
-        self._hover_timer = QTimer(self, singleShot=True, interval=HOVER_INTERVAL_MS)
-        self._hover_timer.timeout.connect(self._report_hover)
-        self.show_message("No graph loaded. Open one with File ▸ Open… (Ctrl+O),\nor the generated network with File ▸ Open default network (Ctrl+D).")
 
     def _marker(self, color) -> pg.TargetItem:
         m = pg.TargetItem(symbol="o", size=style.MARKER_SIZE, movable=True,

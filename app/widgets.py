@@ -1,8 +1,9 @@
 """Small widgets and HTML helpers the window and the controllers share."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QToolButton
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QScrollArea,
+                               QToolButton, QVBoxLayout, QWidget)
 
 
 def rgb(color) -> str:
@@ -20,6 +21,13 @@ def legend_table(rows: list[tuple[tuple, str]], columns: int = 2) -> str:
     cells = [f"<td>{swatch(c, text)}&nbsp;&nbsp;</td>" for c, text in rows]
     lines = ["".join(cells[r::per_column]) for r in range(per_column)]
     return "<table cellspacing='0' cellpadding='0'>" + "".join(f"<tr>{x}</tr>" for x in lines) + "</table>"
+
+
+def button_row(*buttons: QPushButton) -> QHBoxLayout:
+    row = QHBoxLayout()
+    for b in buttons:
+        row.addWidget(b)
+    return row
 
 
 def dot_label(color, text: str) -> QLabel:
@@ -85,3 +93,32 @@ class JobProgress:
     def set_visible(self, on: bool) -> None:
         for w in (self.label, self.bar, self.cancel_button):
             w.setVisible(on)
+
+
+class SidePanel(QScrollArea):
+    """The side panel: the controllers' boxes in a column, then the current mode's hint."""
+
+    def __init__(self) -> None:
+        super().__init__(widgetResizable=True, frameShape=QFrame.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setMinimumWidth(320)
+        self.setMaximumWidth(440)
+        inner = QWidget()
+        inner.setMinimumWidth(300)
+        inner.setMaximumWidth(420)
+        self.column = QVBoxLayout(inner)
+        self.help_label = QLabel(wordWrap=True)
+        self.help_label.setStyleSheet("color: #666;")
+        self.column.addWidget(self.help_label)
+        self.column.addStretch(1)
+        self.setWidget(inner)
+        self._tail = 0                 # boxes kept at the end (Network)
+
+    def add(self, box: QWidget, last: bool = False) -> None:
+        """A box above the hint; ``last`` ones stay at the end."""
+        self.column.insertWidget(self.column.count() - 2 - (0 if last else self._tail), box)
+        self._tail += last
+
+    def reveal(self, widget: QWidget) -> None:
+        """Scroll to ``widget`` once the layout has taken its new text."""
+        QTimer.singleShot(0, lambda: self.ensureWidgetVisible(widget, 0, 0))

@@ -122,7 +122,7 @@ def main(argv=None) -> int:
         ch.levels_action.setChecked(True)
     if args.contract:
         settle(100)
-        w.panel_scroll.ensureWidgetVisible(ch.panel, 0, 0)
+        w.panel.ensureWidgetVisible(ch.panel, 0, 0)
     if args.inspect is not None:
         inspect(w, ch, args.inspect)
         return finish(w, args.out)

@@ -268,7 +268,7 @@ class HierarchyController(Controller):
                     for a, u, o, sc in zip(arcs, is_up, other, shortcut)])
         p.arc_info.setText("")
         p.inspect_info.setText(self._inspect_html(h, node, up.size, shortcut))
-        self.window.reveal(p.arc_list)
+        self.window.panel.reveal(p.arc_list)
         self.inspected.emit(node)
 
     def _inspect_html(self, h, node: int, num_up: int, shortcut: np.ndarray) -> str:
@@ -305,5 +305,5 @@ class HierarchyController(Controller):
                          f"<span style='color:{rgb(style.UNPACKED_COLOR)}'>unpacks to "
                          f"{originals.size} road arcs</span>")
         self.panel.arc_info.setText("<br>".join(lines))
-        self.window.reveal(self.panel.arc_info)
+        self.window.panel.reveal(self.panel.arc_info)
         self.unpacked.emit(arc)

@@ -9,13 +9,13 @@ Endpoints belong to every mode: a change goes to all controllers through
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLineEdit, QPushButton
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QPushButton
 
 from app import map_style as style
 from app.controllers.base import Controller, register_controller
 from app.network_geometry import route_polyline
 from app.session import ShownRoute
-from app.widgets import dot_label, grey, red, selectable_label
+from app.widgets import button_row, dot_label, grey, red, selectable_label
 
 HINT = ("Click: start, then destination · Shift+click: move start · right-click: menu · "
         "drag markers · X: swap · Esc: clear · T: tree mode · wheel: zoom · drag: pan · F: fit")
@@ -49,14 +49,11 @@ class RouteController(Controller):
         form.addRow(dot_label(style.SOURCE_COLOR, "From"), self.source_edit)
         form.addRow(dot_label(style.TARGET_COLOR, "To"), self.target_edit)
         form.addRow("Metric", self.metric_combo)
-        buttons = QHBoxLayout()
         self.swap_button = QPushButton("⇅ Swap (X)")
         self.swap_button.clicked.connect(self.swap)
         self.clear_button = QPushButton("Clear (Esc)")
         self.clear_button.clicked.connect(self.window.clear)
-        buttons.addWidget(self.swap_button)
-        buttons.addWidget(self.clear_button)
-        form.addRow(buttons)
+        form.addRow(button_row(self.swap_button, self.clear_button))
         self.summary = selectable_label()
         self.summary.setMinimumHeight(60)
         self.summary.setAlignment(Qt.AlignTop | Qt.AlignLeft)

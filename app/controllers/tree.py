@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QPushButton
 
 from engine import paths
 from engine.capabilities.tree import PHAST, PHAST_LABEL
@@ -23,7 +23,7 @@ from app.distance_bins import UNREACHABLE_COLOR, display_unit, make_bins, segmen
 from app.map_view import Colouring
 from app.network_geometry import route_polyline
 from app.session import ShownRoute
-from app.widgets import grey, legend_table, red, selectable_label
+from app.widgets import button_row, grey, legend_table, red, selectable_label
 
 TREE_HINT = ("Tree mode: click a node for its shortest-path tree · then hover or click: "
              "distance and path · Shift+click: new tree · C: compare methods · Esc: clear · "
@@ -69,15 +69,12 @@ class TreeController(Controller):
         self.method_combo.setFocusPolicy(Qt.ClickFocus)
         form.addRow(self.tree_button)
         form.addRow("Method", self.method_combo)
-        buttons = QHBoxLayout()
         self.compare_button = QPushButton("Compare methods (C)",
                                           toolTip="Time every method and the CPU reference from the start")
         self.compare_button.clicked.connect(lambda: self.compare())
         self.clear_button = QPushButton("Clear tree (Esc)")
         self.clear_button.clicked.connect(self.window.clear)
-        buttons.addWidget(self.compare_button)
-        buttons.addWidget(self.clear_button)
-        form.addRow(buttons)
+        form.addRow(button_row(self.compare_button, self.clear_button))
         self.info = selectable_label()
         self.legend = QLabel(wordWrap=True)
         form.addRow(self.info)

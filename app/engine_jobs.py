@@ -1,0 +1,73 @@
+"""The engine thread's internal jobs: what the window asks of the engine besides the
+registered capabilities (load a graph, open or save a hierarchy, save a cache).
+Each runs on the engine thread as ``fn(worker, job, ctx)`` (worker: the EngineWorker,
+job: its Job); no Qt here.
+"""
+from __future__ import annotations
+
+import inspect
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from engine.graph import RoadGraph
+from engine.jobs import JobContext
+from engine.workspace import Workspace
+
+from app.network_geometry import NetworkDrawing, build_drawing
+
+
+@dataclass(frozen=True)
+class LoadedGraph:
+    serial: int                      # changes with every graph the worker adopts
+    graph: RoadGraph
+    drawing: NetworkDrawing | None   # None when the graph has no coordinates
+    seconds: float
+
+
+def _load(worker, job, ctx: JobContext) -> LoadedGraph:
+    """Make a graph (``params["make"](progress=, cancel=)``), prepare it, adopt it."""
+    started = time.perf_counter()
+    graph = job.params["make"](progress=ctx.progress, cancel=ctx.cancel)
+    ctx.cancel.check()
+    ctx.progress(0.97, "Preparing the map")
+    _ = graph.tail, graph.xy            # fill the lazy caches on this thread
+    drawing = build_drawing(graph)
+    workspace = Workspace(graph, worker.backend)
+    workspace.router(graph.default_metric)      # compiled and warmed up before the first click
+    ctx.cancel.check()
+    worker.workspace, worker.drawing = workspace, drawing
+    worker.serial += 1
+    return LoadedGraph(worker.serial, graph, drawing, time.perf_counter() - started)
+
+
+def _open_hierarchy(worker, job, ctx: JobContext):
+    return worker.workspace_for(job).load_hierarchy(job.params["path"])
+
+
+def _save_hierarchy(worker, job, ctx: JobContext) -> str:
+    h = worker.workspace_for(job).hierarchy
+    if h is None:
+        raise RuntimeError("there is no contraction hierarchy to save: contract the graph first")
+    return str(h.save(job.params["path"]))
+
+
+def _save_cache(worker, job, ctx: JobContext) -> str:
+    from engine.io.cache import save_cache
+    return str(save_cache(worker.workspace_for(job).graph, job.params["path"]) or job.params["path"])
+
+
+INTERNAL_JOBS: dict[str, Callable] = {"load": _load, "open_hierarchy": _open_hierarchy,
+                                      "save_hierarchy": _save_hierarchy, "save_cache": _save_cache}
+
+
+def generate_default_network(num_nodes: int, seed: int, progress, cancel) -> RoadGraph:
+    from engine.generate import generate_road_network
+    accepted = inspect.signature(generate_road_network).parameters   # progress and cancel, if it takes them
+    extra = {k: v for k, v in (("progress", progress), ("cancel", cancel)) if k in accepted}
+    return generate_road_network(num_nodes=num_nodes, seed=seed, **extra)
+
+
+def open_files(file_paths: list[str], progress, cancel) -> RoadGraph:
+    from engine import io
+    return io.load(file_paths, progress=progress, cancel=cancel)

@@ -154,16 +154,16 @@ def node_with_up_shortcut(h) -> int:
 
 
 def check_unpacked(window, h, arc: int) -> None:
-    g, mv = window.session.graph, window.map_view
+    g, overlay = window.session.graph, ch(window).overlay
     originals = h.unpack(arc)
     assert originals.size >= 2 and (originals >= 0).all() and (originals < g.num_arcs).all()
     assert g.tail[originals[0]] == h.arc_tail[arc] and g.head[originals[-1]] == h.arc_head[arc]
     assert np.array_equal(g.head[originals[:-1]], g.tail[originals[1:]])       # one road path
     assert g.metric(h.metric)[originals].sum() == h.arc_weight[arc]
-    x, y = ch(window).overlay.unpacked.getData()
+    x, y = overlay.unpacked.getData()
     assert np.allclose(np.c_[x, y], route_polyline(window.session.drawing.points, g, originals))
     mid = h.midpoint(arc)
-    assert mid >= 0 and np.allclose(np.c_[ch(window).overlay.midpoint.getData()], window.session.drawing.node_xy[[mid]])
+    assert mid >= 0 and np.allclose(np.c_[overlay.midpoint.getData()], window.session.drawing.node_xy[[mid]])
     assert f"unpacks to {originals.size} road arcs" in ch(window).panel.arc_info.text()
     assert str(g.node_id[mid]) in ch(window).panel.arc_info.text()
 

@@ -20,7 +20,8 @@ def run_gpu(prep, source: int, dist64: bool):
     device_distances(prep, source, dist64, out=state.d)
     state.launch("bf_start", (state.improved, np.int32(prep.n), np.int32(source),
                               state.round_base, state.last_change), threads=prep.n)
-    return state.d.copy(), {"rounds": state.run()}
+    rounds = state.run()             # before the copy: the copy must see the final rounds
+    return state.d.copy(), {"rounds": rounds}
 
 
 class _Rounds(RoundBatch):

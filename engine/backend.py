@@ -68,8 +68,7 @@ class Backend:
             if threads <= 0:
                 return
             grid = ((threads + block - 1) // block,)
-        args = tuple(np.int64(a) if isinstance(a, int) and not isinstance(a, bool) else a
-                     for a in args)
+        args = tuple(np.int64(a) if type(a) is int else a for a in args)   # not bools
         self.kernel(module, name, defines, cooperative)(_dims(grid), _dims(block), args)
 
     def cooperative_blocks(self, module: str, name: str, threads: int, per_sm: int,

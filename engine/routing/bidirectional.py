@@ -56,27 +56,16 @@ def heap_pop(key, node, size):
 
 
 @numba.njit(cache=True)
-def _reset(dist, parent, touched, state):
+def _search(s, t, bounds, arc, dist, parent, hkey, hnode, touched, state):
+    """Both searches over ``arc[d]`` (other end, weight, arc id) in the ranges
+    ``bounds[u, 2d:2d+2]``: d = 0 the forward CSR, 1 the reverse one. A node's two
+    distances and parents share 32 bytes. Returns (best distance, meeting node)."""
     for i in range(state[0]):
-        v = touched[i]
-        dist[0, v] = INF
-        dist[1, v] = INF
-        parent[0, v] = -1
-        parent[1, v] = -1
-    state[0] = 0
-
-
-@numba.njit(cache=True)
-def _search(s, t, first, other, weight, arc_id, dist, parent, hkey, hnode, touched, state):
-    """Both searches; first/other/weight/arc_id are [2, ...] stacks of the forward
-    (first_out, head, w, arange) and backward (first_in, tail, w[in_arc], in_arc)
-    CSR. Returns (best distance, meeting node)."""
-    _reset(dist, parent, touched, state)
-    n_touched = 0
-    dist[0, s] = 0
-    dist[1, t] = 0
-    touched[0] = s
-    touched[1] = t
+        dist[touched[i], 0] = INF
+        dist[touched[i], 1] = INF
+    dist[s, 0] = 0
+    dist[t, 1] = 0
+    touched[0], touched[1] = s, t
     n_touched = 2
     size = np.zeros(2, dtype=np.int64)
     size[0] = heap_push(hkey[0], hnode[0], 0, 0, s)
@@ -88,20 +77,20 @@ def _search(s, t, first, other, weight, arc_id, dist, parent, hkey, hnode, touch
         d = 0 if hkey[0, 0] <= hkey[1, 0] else 1
         k, u = hkey[d, 0], hnode[d, 0]
         size[d] = heap_pop(hkey[d], hnode[d], size[d])
-        if k > dist[d, u]:
+        if k > dist[u, d]:
             continue                      # a stale entry
-        for i in range(first[d, u], first[d, u + 1]):
-            v = other[d, i]
-            nd = k + weight[d, i]
-            if nd < dist[d, v]:
-                if dist[d, v] == INF and dist[1 - d, v] == INF:
+        for i in range(bounds[u, 2 * d], bounds[u, 2 * d + 1]):
+            v = arc[d, i, 0]
+            nd = k + arc[d, i, 1]
+            if nd < dist[v, d]:
+                if dist[v, d] == INF and dist[v, 1 - d] == INF:
                     touched[n_touched] = v
                     n_touched += 1
-                dist[d, v] = nd
-                parent[d, v] = arc_id[d, i]
+                dist[v, d] = nd
+                parent[v, d] = arc[d, i, 2]
                 size[d] = heap_push(hkey[d], hnode[d], size[d], nd, v)
-                if dist[1 - d, v] != INF and nd + dist[1 - d, v] < best:
-                    best, meet = nd + dist[1 - d, v], v
+                if dist[v, 1 - d] != INF and nd + dist[v, 1 - d] < best:
+                    best, meet = nd + dist[v, 1 - d], v
     state[0] = n_touched
     return best, meet
 
@@ -111,22 +100,32 @@ def _path_arcs(s, t, meet, tail, head, parent):
     """Arc ids s -> meet (forward parents) then meet -> t (backward parents)."""
     count_f, v = 0, meet
     while v != s:
-        v = tail[parent[0, v]]
+        v = tail[parent[v, 0]]
         count_f += 1
     count_b, v = 0, meet
     while v != t:
-        v = head[parent[1, v]]
+        v = head[parent[v, 1]]
         count_b += 1
     arcs = np.empty(count_f + count_b, dtype=np.int32)
     v = meet
     for i in range(count_f - 1, -1, -1):
-        arcs[i] = parent[0, v]
+        arcs[i] = parent[v, 0]
         v = tail[arcs[i]]
     v = meet
     for i in range(count_f, count_f + count_b):
-        arcs[i] = parent[1, v]
+        arcs[i] = parent[v, 1]
         v = head[arcs[i]]
     return arcs
+
+
+def labels(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(distances int64 [n, 2] = INF, parents [n, 2] = -1), views of one int64 [n, 4]
+    array on a 64-byte boundary, so that a node's four values share a cache line."""
+    raw = np.empty(n * 4 + 8, dtype=np.int64)
+    skip = (-raw.ctypes.data % 64) // 8
+    both = raw[skip:skip + n * 4].reshape(n, 4)
+    both[:, :2], both[:, 2:] = INF, -1
+    return both[:, :2], both[:, 2:]
 
 
 class BidirectionalDijkstra:
@@ -138,15 +137,16 @@ class BidirectionalDijkstra:
     def __init__(self, graph, metric: str | None = None) -> None:
         self.graph = graph
         self.metric = graph.metric_of(metric).name
-        w = graph.metric(self.metric).astype(np.int64)
+        w = graph.metric(self.metric)
         back = graph.backward
         n, m = graph.num_nodes, graph.num_arcs
-        self._first = np.stack([graph.first_out, back.first_in]).astype(np.int64)
-        self._other = np.stack([graph.head, back.tail]).astype(np.int32)
-        self._weight = np.stack([w, w[back.in_arc]])
-        self._arc_id = np.stack([np.arange(m, dtype=np.int32), back.in_arc.astype(np.int32)])
-        self._dist = np.full((2, n), INF, dtype=np.int64)
-        self._parent = np.full((2, n), -1, dtype=np.int32)
+        self._bounds = np.empty((n, 4), dtype=np.int32)
+        self._bounds[:, 0], self._bounds[:, 1] = graph.first_out[:-1], graph.first_out[1:]
+        self._bounds[:, 2], self._bounds[:, 3] = back.first_in[:-1], back.first_in[1:]
+        self._arc = np.empty((2, m, 3), dtype=np.int32)      # other end, weight, arc id
+        self._arc[0, :, 0], self._arc[0, :, 1], self._arc[0, :, 2] = graph.head, w, np.arange(m)
+        self._arc[1, :, 0], self._arc[1, :, 1], self._arc[1, :, 2] = back.tail, w[back.in_arc], back.in_arc
+        self._dist, self._parent = labels(n)
         self._hkey = np.empty((2, m + 1), dtype=np.int64)    # a push per improving arc
         self._hnode = np.empty((2, m + 1), dtype=np.int32)
         self._touched = np.empty(n + 2, dtype=np.int32)
@@ -157,9 +157,8 @@ class BidirectionalDijkstra:
         check_node(g, source)
         check_node(g, target)
         s, t = int(source), int(target)
-        best, meet = _search(s, t, self._first, self._other, self._weight, self._arc_id,
-                             self._dist, self._parent, self._hkey, self._hnode,
-                             self._touched, self._state)
+        best, meet = _search(s, t, self._bounds, self._arc, self._dist, self._parent,
+                             self._hkey, self._hnode, self._touched, self._state)
         if meet < 0:
             raise unreachable(g, s, t)
         arcs = _path_arcs(s, t, meet, g.tail, g.head, self._parent)

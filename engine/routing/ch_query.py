@@ -4,10 +4,11 @@ Hierarchy, shortcuts unpacked to original arcs, all in Numba.
 CU-CH stops contracting at a core of ~K nodes and keeps its all-pairs matrix. Both
 searches stop at core nodes (they relax no arcs out of them) and list the core nodes
 they settle, in order of distance; the query joins the two lists through
-``core_dist``, each loop cut off by the best distance so far. A core node is stalled
-through the core's own arcs like any other, which keeps the lists short (~25 each on
-NY). Measured on NY this beat contracting the core into a CH of its own (whose
-search relaxed more arcs than the rest of the query); see docs/benchmarks.md.
+``core_dist``, each loop cut off by the best distance so far. Measured on NY this
+beat contracting the core into a small CH of its own in ``__init__`` (with the matrix
+as an exact witness oracle): that CH's search relaxed more arcs (~1,900 a query)
+than the rest of the query, while the join reads a few hundred matrix entries;
+stalling core nodes through the core's arcs did not pay either.
 
 Query state is flat arrays indexed by rank (level, then a z-order of the map), so
 the top of the hierarchy, which every query visits, shares few cache lines.
@@ -20,9 +21,10 @@ import numba
 import numpy as np
 
 from engine.paths import Path, check_node, unreachable
-from engine.routing.bidirectional import heap_pop, heap_push
+from engine.routing.bidirectional import heap_pop, heap_push, labels
 
 INF = np.iinfo(np.int64).max
+LOW = (1 << 32) - 1       # a parent's CSR position, below the parent's rank
 ROW, SPLIT = 4, -2        # the unpacking table: original arcs per row; "expand children"
 
 
@@ -81,7 +83,7 @@ def _search(s, t, first_core, bounds, arc, dist, parent, hkey, hnode, touched, s
                     touched[n_touched] = v
                     n_touched += 1
                 dist[v, d] = nd
-                parent[v, d] = i
+                parent[v, d] = (np.int64(u) << 32) | i
                 size[d] = heap_push(hkey[d], hnode[d], size[d], nd, v)
     state[0] = n_touched
     return best, meet
@@ -115,32 +117,31 @@ def _join(best, meet, first_core, dist, settled_core, n_core, core_dist):
 
 # ------------------------------------------------------------------- the path
 @numba.njit(cache=True)
-def _chain(s, t, f, b, first_core, parent, harc, rank_of, arc_tail, arc_head,
-           core_pred, core_arc):
+def _chain(s, t, f, b, first_core, parent, harc, core_pred, core_arc):
     """Hierarchy arcs s -> f (forward parents), f -> b (core predecessors), b -> t
-    (backward parents), in path order."""
+    (backward parents), in path order. A parent is (rank << 32) | CSR position."""
     count, v = 0, f
     while v != s:
-        v, count = rank_of[arc_tail[harc[0, parent[v, 0]]]], count + 1
+        v, count = parent[v, 0] >> 32, count + 1
     n_up, i, j = count, f - first_core, b - first_core
     while j != i:
         j, count = core_pred[i, j], count + 1
     n_core, v = count, b
     while v != t:
-        v, count = rank_of[arc_head[harc[1, parent[v, 1]]]], count + 1
+        v, count = parent[v, 1] >> 32, count + 1
     chain = np.empty(count, dtype=np.int64)
     v = f
     for x in range(n_up - 1, -1, -1):
-        chain[x] = harc[0, parent[v, 0]]
-        v = rank_of[arc_tail[chain[x]]]
+        chain[x] = harc[0, parent[v, 0] & LOW]
+        v = parent[v, 0] >> 32
     j = b - first_core
     for x in range(n_core - 1, n_up - 1, -1):
         chain[x] = core_arc[core_pred[i, j], j]
         j = core_pred[i, j]
     v = b
     for x in range(n_core, count):
-        chain[x] = harc[1, parent[v, 1]]
-        v = rank_of[arc_head[chain[x]]]
+        chain[x] = harc[1, parent[v, 1] & LOW]
+        v = parent[v, 1] >> 32
     return chain
 
 
@@ -177,15 +178,14 @@ def _unpack(source, chain, rows, ulen, head):
 
 @numba.njit(cache=True)
 def _route(source, s, t, first_core, bounds, arc, dist, parent, hkey, hnode, touched,
-           state, settled_core, n_core, core_dist, harc, rank_of, arc_tail, arc_head,
-           core_pred, core_arc, rows, ulen, head):
+           state, settled_core, n_core, core_dist, harc, core_pred, core_arc, rows, ulen,
+           head):
     best, meet = _search(s, t, first_core, bounds, arc, dist, parent, hkey, hnode,
                          touched, state, settled_core, n_core)
     best, f, b = _join(best, meet, first_core, dist, settled_core, n_core, core_dist)
     if best == INF:
         return best, np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32)
-    chain = _chain(s, t, f, b, first_core, parent, harc, rank_of, arc_tail, arc_head,
-                   core_pred, core_arc)
+    chain = _chain(s, t, f, b, first_core, parent, harc, core_pred, core_arc)
     arcs, nodes = _unpack(source, chain, rows, ulen, head)
     return best, arcs, nodes
 
@@ -193,7 +193,8 @@ def _route(source, s, t, first_core, bounds, arc, dist, parent, hkey, hnode, tou
 # ------------------------------------------------------------ preprocessing
 @numba.njit(cache=True)
 def _core_arcs(ct, ch, w, ids, k):
-    """The core's cheapest arc per pair: (weight [k, k], hierarchy arc id [k, k])."""
+    """The hierarchy arc id of the core's cheapest arc per pair [k, k]: a core path of
+    core_pred steps over exactly these arcs."""
     W = np.full((k, k), INF, dtype=np.int64)
     A = np.full((k, k), -1, dtype=np.int32)
     for i in range(ct.size):
@@ -201,7 +202,7 @@ def _core_arcs(ct, ch, w, ids, k):
         if a != b and w[i] < W[a, b]:
             W[a, b] = w[i]
             A[a, b] = ids[i]
-    return W, A
+    return A
 
 
 @numba.njit(cache=True)
@@ -270,13 +271,6 @@ def _check(h) -> None:
         raise ValueError("damaged hierarchy: the core is not exactly the top level")
 
 
-def _aligned(n: int, width: int) -> np.ndarray:
-    """int64 [n, width] starting on a 64-byte boundary."""
-    raw = np.empty(n * width + 8, dtype=np.int64)
-    skip = (-raw.ctypes.data % 64) // 8
-    return raw[skip:skip + n * width].reshape(n, width)
-
-
 def _map_order(graph) -> np.ndarray:
     """A z-order key of each node's place, so that nodes near each other on the map
     sit near each other in memory; node ids when there are no coordinates."""
@@ -301,24 +295,15 @@ def _ranks(h) -> np.ndarray:
     return rank_of
 
 
-def _lists(h, rank_of, core_w, core_a):
+def _lists(h, rank_of):
     """Per direction the arcs (other end's rank, weight, hierarchy arc id) grouped by
-    rank: upward arcs forward, reversed downward arcs backward, and the core's
-    cheapest arcs (for stalling only: core nodes are never expanded)."""
-    first_core = h.num_nodes - h.core_nodes.size
-    ca, cb = np.nonzero(core_w != INF)
-    core = (ca + first_core, cb + first_core, core_w[ca, cb], core_a[ca, cb])
-    up, down = h.up_harc, h.down_harc
+    rank: upward arcs forward, reversed downward arcs backward. Core nodes have none:
+    the searches never expand them."""
     out = []
-    for key, other, ends in ((0, 1, (h.arc_tail[up], h.arc_head[up])),
-                             (1, 0, (h.arc_head[down], h.arc_tail[down]))):
-        harcs = up if key == 0 else down
-        keys = np.concatenate([rank_of[ends[0]], core[key]])
-        first, perm = _csr(keys.astype(np.int64), h.num_nodes)
-        others = np.concatenate([rank_of[ends[1]], core[other]])[perm]
-        weights = np.concatenate([h.arc_weight[harcs], core[2]])[perm]
-        ids = np.concatenate([harcs, core[3]])[perm]
-        out.append((first, others, weights, ids))
+    for harcs, key, other in ((h.up_harc, h.arc_tail, h.arc_head),
+                              (h.down_harc, h.arc_head, h.arc_tail)):
+        first, perm = _csr(rank_of[key[harcs]].astype(np.int64), h.num_nodes)
+        out.append((first, rank_of[other[harcs]][perm], h.arc_weight[harcs][perm], harcs[perm]))
     return out
 
 
@@ -342,12 +327,8 @@ class ChQuery:
         self._rank_of = _ranks(h)
         self._core(h)
         self._search_graph(h)
-        self._arc_tail = h.arc_tail.astype(np.int32)
-        self._arc_head = h.arc_head.astype(np.int32)
         self._rows, self._ulen = _unpack_rows(h.arc_child1, h.arc_child2)
-        labels = _aligned(n, 4)          # a node's distances and parents share 32 bytes
-        labels[:, :2], labels[:, 2:] = INF, -1
-        self._dist, self._parent = labels[:, :2], labels[:, 2:]
+        self._dist, self._parent = labels(n)
         cap = self._arc.shape[1] + 1                  # a push per improving arc
         self._hkey = np.empty((2, cap), dtype=np.int64)
         self._hnode = np.empty((2, cap), dtype=np.int32)
@@ -358,7 +339,7 @@ class ChQuery:
         self.init_ms = (time.perf_counter() - started) * 1000
 
     def _core(self, h) -> None:
-        """The core's matrices, and its cheapest arc per pair (to stall and unpack)."""
+        """The core's matrices, and its cheapest arc per pair (to unpack core paths)."""
         k = h.core_nodes.size
         pos = np.full(h.num_nodes, -1, dtype=np.int64)
         pos[h.core_nodes] = np.arange(k)
@@ -369,10 +350,10 @@ class ChQuery:
         self._core_pred = np.ascontiguousarray(h.core_pred, dtype=np.int32)
         if np.any(w < self._core_dist[ct, ch]) or np.any(np.diagonal(self._core_dist) != 0):
             raise ValueError("the hierarchy's core distance matrix does not match its core arcs")
-        self._core_w, self._core_arc = _core_arcs(ct, ch, w, cc, k)
+        self._core_arc = _core_arcs(ct, ch, w, cc, k)
 
     def _search_graph(self, h) -> None:
-        fwd, bwd = _lists(h, self._rank_of, self._core_w, self._core_arc)
+        fwd, bwd = _lists(h, self._rank_of)
         n = h.num_nodes
         self._bounds = np.empty((n, 4), dtype=np.int32)
         size = max(fwd[1].size, bwd[1].size)
@@ -392,9 +373,8 @@ class ChQuery:
         best, arcs, nodes = _route(
             s, self._rank_of[s], self._rank_of[t], self._first_core, self._bounds, self._arc,
             self._dist, self._parent, self._hkey, self._hnode, self._touched, self._state,
-            self._settled_core, self._n_core, self._core_dist, self._harc, self._rank_of,
-            self._arc_tail, self._arc_head, self._core_pred, self._core_arc, self._rows,
-            self._ulen, g.head)
+            self._settled_core, self._n_core, self._core_dist, self._harc, self._core_pred,
+            self._core_arc, self._rows, self._ulen, g.head)
         if best == INF:
             raise unreachable(g, s, t)
         return Path(s, t, self.metric, int(best), nodes, arcs)

@@ -6,7 +6,11 @@ from engine.capabilities.common import METRIC, text_lines
 from engine.ch import DEFAULT_C, DEFAULT_K, Hierarchy, contract
 
 
+WARM_UP_NODES = 400    # a generated network this small runs every step in a few ms
+
+
 def build(workspace, params: dict, ctx) -> Hierarchy:
+    workspace.warm_once(("contract", workspace.backend.name), lambda: _warm_up(workspace.backend))
     h = contract(workspace.graph, params.get("metric"), K=int(params.get("K", DEFAULT_K)),
                  C=float(params.get("C", DEFAULT_C)), backend=workspace.backend,
                  progress=ctx.progress, cancel=ctx.cancel, on_iteration=ctx.record)
@@ -14,6 +18,13 @@ def build(workspace, params: dict, ctx) -> Hierarchy:
     if params.get("out"):
         h.save(params["out"])
     return h
+
+
+def _warm_up(backend) -> None:
+    """Contract a tiny network first, so kernel and Numba compilation are not part of
+    the times the person sees."""
+    from engine.generate import generate_road_network
+    contract(generate_road_network(WARM_UP_NODES, seed=1), K=8, backend=backend)
 
 
 def to_json(workspace, params: dict, h: Hierarchy) -> dict:

@@ -351,6 +351,9 @@ class ChQuery:
         if np.any(w < self._core_dist[ct, ch]) or np.any(np.diagonal(self._core_dist) != 0):
             raise ValueError("the hierarchy's core distance matrix does not match its core arcs")
         self._core_arc = _core_arcs(ct, ch, w, cc, k)
+        pred = self._core_pred
+        if np.any((pred >= 0) & (self._core_arc[np.maximum(pred, 0), np.arange(k)] < 0)):
+            raise ValueError("the hierarchy's core predecessors step over arcs it does not have")
 
     def _search_graph(self, h) -> None:
         fwd, bwd = _lists(h, self._rank_of)

@@ -2,8 +2,8 @@
 section name to (title, function returning (header, rows)). scripts/bench.py runs them."""
 from __future__ import annotations
 
-from benchmarks import ch, draw, load, sssp
+from benchmarks import ch, draw, load, route, sssp
 
 SECTIONS = {}
-for _module in (load, sssp, ch, draw):
+for _module in (load, sssp, ch, draw, route):
     SECTIONS.update(_module.SECTIONS)

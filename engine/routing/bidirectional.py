@@ -47,12 +47,25 @@ def heap_pop(key, node, size):
             c += 1
         if key[c] >= k:
             break
-        key[i] = key[c]
-        node[i] = node[c]
-        i = c
+        key[i], node[i], i = key[c], node[c], c
     key[i] = k
     node[i] = v
     return size
+
+
+@numba.njit(cache=True)
+def start(s, t, dist, hkey, hnode, touched, state, size):
+    """Reset the nodes the last query touched (state[0] of them), then seed s forward
+    and t backward; returns the number of touched nodes."""
+    for i in range(state[0]):
+        dist[touched[i], 0] = INF
+        dist[touched[i], 1] = INF
+    dist[s, 0] = 0
+    dist[t, 1] = 0
+    touched[0], touched[1] = s, t
+    size[0] = heap_push(hkey[0], hnode[0], 0, 0, s)
+    size[1] = heap_push(hkey[1], hnode[1], 0, 0, t)
+    return 2
 
 
 @numba.njit(cache=True)
@@ -60,16 +73,8 @@ def _search(s, t, bounds, arc, dist, parent, hkey, hnode, touched, state):
     """Both searches over ``arc[d]`` (other end, weight, arc id) in the ranges
     ``bounds[u, 2d:2d+2]``: d = 0 the forward CSR, 1 the reverse one. A node's two
     distances and parents share 32 bytes. Returns (best distance, meeting node)."""
-    for i in range(state[0]):
-        dist[touched[i], 0] = INF
-        dist[touched[i], 1] = INF
-    dist[s, 0] = 0
-    dist[t, 1] = 0
-    touched[0], touched[1] = s, t
-    n_touched = 2
     size = np.zeros(2, dtype=np.int64)
-    size[0] = heap_push(hkey[0], hnode[0], 0, 0, s)
-    size[1] = heap_push(hkey[1], hnode[1], 0, 0, t)
+    n_touched = start(s, t, dist, hkey, hnode, touched, state, size)
     best, meet = INF, -1
     if s == t:
         best, meet = 0, s
@@ -82,15 +87,15 @@ def _search(s, t, bounds, arc, dist, parent, hkey, hnode, touched, state):
         for i in range(bounds[u, 2 * d], bounds[u, 2 * d + 1]):
             v = arc[d, i, 0]
             nd = k + arc[d, i, 1]
-            if nd < dist[v, d]:
-                if dist[v, d] == INF and dist[v, 1 - d] == INF:
-                    touched[n_touched] = v
-                    n_touched += 1
-                dist[v, d] = nd
-                parent[v, d] = arc[d, i, 2]
-                size[d] = heap_push(hkey[d], hnode[d], size[d], nd, v)
-                if dist[v, 1 - d] != INF and nd + dist[v, 1 - d] < best:
-                    best, meet = nd + dist[v, 1 - d], v
+            if nd >= dist[v, d]:
+                continue
+            if dist[v, d] == INF and dist[v, 1 - d] == INF:
+                touched[n_touched] = v
+                n_touched += 1
+            dist[v, d], parent[v, d] = nd, arc[d, i, 2]
+            size[d] = heap_push(hkey[d], hnode[d], size[d], nd, v)
+            if dist[v, 1 - d] != INF and nd + dist[v, 1 - d] < best:
+                best, meet = nd + dist[v, 1 - d], v
     state[0] = n_touched
     return best, meet
 

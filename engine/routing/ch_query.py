@@ -21,7 +21,7 @@ import numba
 import numpy as np
 
 from engine.paths import Path, check_node, unreachable
-from engine.routing.bidirectional import heap_pop, heap_push, labels
+from engine.routing.bidirectional import heap_pop, heap_push, labels, start
 
 INF = np.iinfo(np.int64).max
 LOW = (1 << 32) - 1       # a parent's CSR position, below the parent's rank
@@ -47,16 +47,8 @@ def _search(s, t, first_core, bounds, arc, dist, parent, hkey, hnode, touched, s
     """Both upward searches; each stops once its queue top reaches the best meeting.
     Core nodes (ranks >= first_core) are settled but not expanded: they go to
     settled_core[d], n_core[d] of them. Returns (best distance, meeting rank)."""
-    for i in range(state[0]):
-        dist[touched[i], 0] = INF
-        dist[touched[i], 1] = INF
-    dist[s, 0] = 0
-    dist[t, 1] = 0
-    touched[0], touched[1] = s, t
-    n_touched = 2
     size = np.zeros(2, dtype=np.int64)
-    size[0] = heap_push(hkey[0], hnode[0], 0, 0, s)
-    size[1] = heap_push(hkey[1], hnode[1], 0, 0, t)
+    n_touched = start(s, t, dist, hkey, hnode, touched, state, size)
     n_core[:] = 0
     best, meet = INF, -1
     while True:
@@ -100,18 +92,15 @@ def _join(best, meet, first_core, dist, settled_core, n_core, core_dist):
     least_b = dist[settled_core[1, 0], 1]
     for i in range(n_core[0]):
         f = settled_core[0, i]
-        df = dist[f, 0]
-        if df + least_b >= best:
+        if dist[f, 0] + least_b >= best:
             break
         row = core_dist[f - first_core]
-        for j in range(n_core[1]):
-            b = settled_core[1, j]
-            db = dist[b, 1]
-            if df + db >= best:
+        for b in settled_core[1, :n_core[1]]:
+            bound = dist[f, 0] + dist[b, 1]
+            if bound >= best:
                 break
-            c = row[b - first_core]
-            if c != INF and df + c + db < best:
-                best, best_f, best_b = df + c + db, f, b
+            if row[b - first_core] != INF and bound + row[b - first_core] < best:
+                best, best_f, best_b = bound + row[b - first_core], f, b
     return best, best_f, best_b
 
 

@@ -84,10 +84,15 @@ def get(name: str) -> Capability:
         raise KeyError(f"unknown capability {name!r}; known: {', '.join(_registry)}") from None
 
 
+BUILTINS = ("info", "route", "tree", "compare", "contract")
+
+
 def all_capabilities() -> list[Capability]:
-    """Every registered capability, in registration order (built-ins first)."""
+    """Every registered capability: the built-ins in a fixed order, then the others in
+    registration order (whichever module happened to be imported first)."""
     _load_builtins()
-    return list(_registry.values())
+    rank = {name: i for i, name in enumerate(BUILTINS)}
+    return sorted(_registry.values(), key=lambda c: rank.get(c.name, len(rank)))
 
 
 _builtins_loaded = False
@@ -98,4 +103,4 @@ def _load_builtins() -> None:
     global _builtins_loaded
     if not _builtins_loaded:
         _builtins_loaded = True
-        from engine.capabilities import info, route, tree, compare, contract  # noqa: F401
+        from engine.capabilities import info, route, tree, compare, contract  # noqa: F401  (BUILTINS)

@@ -23,8 +23,9 @@ def build(workspace, params: dict, ctx) -> Hierarchy:
 def _warm_up(backend) -> None:
     """Contract a tiny network first, so kernel and Numba compilation are not part of
     the times the person sees."""
+    from engine import ch
     from engine.generate import generate_road_network
-    contract(generate_road_network(WARM_UP_NODES, seed=1), K=8, backend=backend)
+    ch.contract(generate_road_network(WARM_UP_NODES, seed=1), K=8, backend=backend)
 
 
 def to_json(workspace, params: dict, h: Hierarchy) -> dict:

@@ -90,8 +90,13 @@ def echo():
     capabilities.unregister("echo_test")
 
 
-def test_a_registered_capability_is_a_command_a_menu_entry_and_runs_on_the_engine(qtbot, echo, graph):
+def test_a_registered_capability_is_a_command_a_menu_entry_and_runs_on_the_engine(qtbot, echo, graph,
+                                                                                 capsys):
     from app.cli import parser
+    from app.main import main
+    with pytest.raises(SystemExit):
+        main(["--help"])                      # what `routelab --help` prints
+    assert "echo_test" in capsys.readouterr().out
     assert "echo_test" in parser().format_help()
     assert parser().parse_args(["echo_test", "g.gr", "--from", "1"]).times == 3
 

@@ -1,0 +1,30 @@
+"""Atomic saves: write beside the target, flush and fsync, then rename over it.
+
+A failed write (full disk, file-size limit, an exception while serialising) leaves
+the previous file intact and no temporary file behind.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+
+@contextmanager
+def atomic_write(path, mode: str = "wb"):
+    """``with atomic_write(path) as f: ...`` — ``path`` is replaced only on success."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, mode) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

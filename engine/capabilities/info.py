@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from engine.capabilities import Capability, register
+from engine.io import siblings_used
 
 
 def describe(workspace, params: dict, ctx) -> dict:
@@ -9,6 +10,7 @@ def describe(workspace, params: dict, ctx) -> dict:
     restrictions = graph.turn_restrictions
     return {
         "source": graph.source, "nodes": graph.num_nodes, "arcs": graph.num_arcs,
+        "siblings": siblings_used(graph),
         "metrics": {name: {"min": int(w.min()) if w.size else 0,
                            "max": int(w.max()) if w.size else 0,
                            "unit": graph.metric_units.get(name, "")}

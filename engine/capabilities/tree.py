@@ -64,7 +64,10 @@ def _phast_tree(workspace, source: int, metric, per_level: bool) -> TreeAnswer:
 
 def _save_tree(graph, tree: ShortestPathTree, out: str) -> None:
     parent = np.where(tree.parent >= 0, graph.node_id[np.maximum(tree.parent, 0)], -1)
-    with open(out, "wb") as f:   # keep the name as given (np.savez would add .npz)
+    from engine.io.atomic import atomic_write
+    # atomic: a failed write keeps the previous file; keep the name as given
+    # (np.savez would add .npz to a name)
+    with atomic_write(out) as f:
         np.savez(f, node_id=graph.node_id, distance=tree.distance, parent=parent.astype(np.int64))
 
 

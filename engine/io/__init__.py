@@ -10,9 +10,10 @@ from pathlib import Path
 
 from engine.graph import GraphError, RoadGraph
 from engine.io.errors import LoadError
+from engine.io.limits import check_regular_file
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
-__all__ = ["LoadError", "load", "file_kind"]
+__all__ = ["LoadError", "load", "file_kind", "siblings_used"]
 
 OSM_SUFFIXES = (".osm.pbf", ".pbf", ".osm", ".osm.gz", ".osm.bz2")
 DIMACS_GR_SUFFIXES = (".gr", ".gr.gz")
@@ -31,12 +32,15 @@ def file_kind(path) -> str:
 
 
 def load(paths, progress: ProgressFn = no_progress,
-         cancel: CancelToken = NEVER_CANCELLED) -> RoadGraph:
+         cancel: CancelToken = NEVER_CANCELLED, siblings: bool = True) -> RoadGraph:
     """Load one graph from one or more files of the same kind.
 
     DIMACS: one or more ``.gr`` files with the same arcs (one metric each) and an
-    optional ``.co``; when no ``.co`` is given, one beside the first ``.gr`` is used,
-    as are sibling metric files (``-d``/``-t``) of the DIMACS USA naming scheme.
+    optional ``.co``. With ``siblings`` (the default), a ``.co`` beside the first
+    ``.gr`` (when none is named) and the other metric file (``-d``/``-t``) of the
+    DIMACS USA naming scheme are added when they match the graph; a sibling that
+    does not match is skipped with a ``dimacs.SiblingWarning``, never an error.
+    ``siblings_used(graph)`` names the siblings that were added.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -44,15 +48,13 @@ def load(paths, progress: ProgressFn = no_progress,
     if not paths:
         raise LoadError(None, "no file given")
     for p in paths:
-        if not p.exists():
-            raise LoadError(p, "no such file")
-        if p.is_dir():
-            raise LoadError(p, "is a directory, not a graph file")
+        check_regular_file(p)   # no FIFO (hangs), device (endless) or directory
     kinds = {file_kind(p) for p in paths}
     try:
         if kinds <= {"dimacs-gr", "dimacs-co"}:
             from engine.io import dimacs
-            return dimacs.load_dimacs(paths, progress=progress, cancel=cancel)
+            return dimacs.load_dimacs(paths, progress=progress, cancel=cancel,
+                                      siblings=siblings)
         if kinds == {"osm"} and len(paths) == 1:
             from engine.io import osm
             return osm.load_osm(paths[0], progress=progress, cancel=cancel)
@@ -63,3 +65,9 @@ def load(paths, progress: ProgressFn = no_progress,
         raise LoadError(paths[0], str(e)) from None
     raise LoadError(paths[0], "cannot combine these files into one graph: give DIMACS "
                               ".gr/.co files together, or one OSM or cache file")
+
+
+def siblings_used(graph) -> list[str]:
+    """The sibling files a load added without being asked (marked in ``graph.source``)."""
+    from engine.io.dimacs import SIBLING
+    return [part[:-len(SIBLING)] for part in graph.source.split(" + ") if part.endswith(SIBLING)]

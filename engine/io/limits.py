@@ -57,3 +57,76 @@ def check_regular_file(path) -> None:
         raise LoadError(path, "is a directory, not a graph file")
     if not stat.S_ISREG(mode):
         raise LoadError(path, "is not a regular file (a pipe, socket or device cannot be loaded)")
+
+
+# ------------------------------------------------------------ bounded text reading
+RATIO_LIMIT = 100            # a .gz/.bz2 may expand to this many times its size ...
+RATIO_FLOOR = 64 * 2**20     # ... or to this much, whichever is larger
+CHUNK_BYTES = 4 * 2**20      # parsed per step: bounds the parser's working memory
+MAX_LINE_BYTES = 2**20       # no DIMACS line is anywhere near this long
+
+
+def expansion_limit(path, size: int) -> int:
+    """The most bytes a file of ``size`` bytes may give when read (decompressed)."""
+    name = os.fspath(path).lower()
+    if not name.endswith((".gz", ".bz2")):
+        return size
+    return min(max(RATIO_LIMIT * size, RATIO_FLOOR), memory_budget())
+
+
+def open_regular(path):
+    """Open a regular file for reading without ever blocking on a FIFO: (file, size)."""
+    import stat
+    check_regular_file(path)
+    try:   # O_NONBLOCK: a file swapped for a FIFO after the check cannot hang us
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        raise LoadError(path, f"cannot read it ({e.strerror})") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise LoadError(path, "is not a regular file (a pipe, socket or device cannot be loaded)")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb"), info.st_size
+
+
+def read_chunks(path, cancel=None, chunk: int = CHUNK_BYTES):
+    """The (decompressed) bytes of a text file in blocks that end at a line end.
+
+    Decompression is streamed and stops with a LoadError once the output passes
+    ``expansion_limit`` (a compression bomb); ``cancel.check()`` runs every block.
+    """
+    import bz2
+    import gzip
+    import zlib
+    raw, size = open_regular(path)
+    limit = expansion_limit(path, size)
+    name = os.fspath(path).lower()
+    stream = gzip.GzipFile(fileobj=raw) if name.endswith(".gz") else \
+        bz2.BZ2File(raw) if name.endswith(".bz2") else raw
+    total, carry = 0, b""
+    with raw, stream:
+        while True:
+            if cancel is not None:
+                cancel.check()
+            try:
+                block = stream.read(chunk)
+            except (OSError, EOFError, zlib.error, ValueError) as e:
+                raise LoadError(path, f"truncated or corrupt compressed file ({e})") from None
+            total += len(block)
+            if total > limit:
+                raise LoadError(path, f"expands to more than {limit:,} bytes ({RATIO_LIMIT}x its "
+                                      "size or the memory budget): refused as a compression bomb")
+            if not block:
+                break
+            cut = block.rfind(b"\n") + 1
+            if cut == 0:
+                carry += block
+                if len(carry) > MAX_LINE_BYTES:
+                    raise LoadError(path, f"a line longer than {MAX_LINE_BYTES:,} bytes: "
+                                          "not a text file of this format")
+                continue
+            yield carry + block[:cut]
+            carry = block[cut:]
+    if carry:
+        yield carry

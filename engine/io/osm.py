@@ -45,6 +45,7 @@ import numpy as np
 
 from engine.graph import RoadGraph
 from engine.io.errors import LoadError
+from engine.io.limits import check_regular_file
 from engine.io.osm_graph import INVALID_COORD, LICENSE, build_graph
 from engine.io.osm_restrictions import read_restriction
 from engine.io.osm_tags import (FERRY_KMH, HIGHWAYS, NO_LIMIT_KMH, parse_duration, parse_lanes,
@@ -149,6 +150,12 @@ def _node_locations(path: Path, storage, unique_ids: np.ndarray) -> np.ndarray:
 _LINE = re.compile(r"at line (\d+)")   # libosmium's XML errors name the line
 
 
+def _osmium_errors() -> tuple:
+    """What libosmium raises for bad input (e.g. InvalidLocationError on lat="nan")."""
+    import osmium
+    return (RuntimeError, OSError, ValueError, osmium.InvalidLocationError)
+
+
 def load_osm(path, progress: ProgressFn = no_progress,
              cancel: CancelToken = NEVER_CANCELLED) -> RoadGraph:
     """The drivable car network of an OSM file; raises LoadError for bad input."""
@@ -159,6 +166,7 @@ def load_osm_report(path, progress: ProgressFn = no_progress,
                     cancel: CancelToken = NEVER_CANCELLED) -> tuple[RoadGraph, OsmReport]:
     """``load_osm`` plus the report of what was kept and skipped."""
     path = Path(path)
+    check_regular_file(path)   # libosmium would block on a FIFO, read a device forever
     report = OsmReport()
     progress(0.0, f"reading {path.name}")
     try:
@@ -166,7 +174,7 @@ def load_osm_report(path, progress: ProgressFn = no_progress,
             _read(path, report, cancel)
     except Cancelled:
         raise
-    except (RuntimeError, OSError, ValueError) as e:   # libosmium reports bad input so
+    except _osmium_errors() as e:   # libosmium reports bad input so
         m = _LINE.search(str(e))
         raise LoadError(path, f"not a readable OpenStreetMap file: {e}",
                         line=int(m.group(1)) if m else None) from None

@@ -129,7 +129,7 @@ def test_two_gr_files_with_different_arcs(tmp_path):
     a = write(tmp_path, "a.gr", GOOD_GR)
     b = write(tmp_path, "b.gr", GOOD_GR.replace("a 2 3 7", "a 3 2 7"))
     with pytest.raises(LoadError, match="arcs differ"):
-        load_dimacs([a, b], find_companions=False)
+        load_dimacs([a, b], siblings=False)
 
 
 def test_coordinates_alone_are_not_a_graph(tmp_path):

@@ -12,7 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.io.atomic import atomic_write
 from engine.io.errors import LoadError
+from engine.io.validate import read_meta, read_npz
+from engine.io.validate_hierarchy import HIERARCHY_KEYS, check_hierarchy
 
 FORMAT = "routelab-hierarchy"
 VERSION = 1
@@ -93,45 +96,47 @@ class Hierarchy:
                 "num_original_arcs": self.num_original_arcs,
                 "iterations": self.iterations, "params": self.params}
         arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-        with open(path, "wb") as f:
+        with atomic_write(path) as f:   # the old file stays if the write fails
             np.savez(f, **arrays)
         return path
 
     @classmethod
     def load(cls, path, graph=None) -> "Hierarchy":
+        """A saved hierarchy, refused (LoadError naming the file) unless every array
+        passes engine.io.validate_hierarchy; attached to ``graph`` when given."""
         path = Path(path)
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                arrays = {name: z[name] for name in z.files}
-            meta = json.loads(arrays.pop("meta").tobytes().decode())
-        except Exception as e:
-            raise LoadError(path, f"not a readable RouteLab hierarchy ({e})") from None
-        if meta.get("format") != FORMAT or meta.get("version") != VERSION:
-            raise LoadError(path, "not a RouteLab hierarchy of a version this program reads")
+        arrays = read_npz(path, "RouteLab hierarchy")
+        meta = read_meta(path, arrays, FORMAT, VERSION, "RouteLab hierarchy", HIERARCHY_KEYS)
         missing = [name for name in _ARRAYS if name not in arrays]
         if missing:
             raise LoadError(path, f"damaged hierarchy: {missing[0]} is missing")
+        _check_records(path, meta["iterations"], meta["params"])
         h = cls(metric=meta["metric"], num_nodes=meta["num_nodes"], num_levels=meta["num_levels"],
                 num_original_arcs=meta["num_original_arcs"], iterations=meta["iterations"],
-                params=meta["params"], metric_hash=str(meta.get("metric_hash", "")),
+                params=meta["params"], metric_hash=meta["metric_hash"],
                 **{name: arrays[name] for name in _ARRAYS})
+        check_hierarchy(h, path)
         if graph is not None:
-            h.attach(graph)
+            h.attach(graph, path)
         return h
 
-    def attach(self, graph) -> "Hierarchy":
-        """Bind to the graph it belongs to; refuses a graph it was not built from."""
+    def attach(self, graph, path=None) -> "Hierarchy":
+        """Bind to the graph it belongs to; refuses a graph it was not built from
+        (``path``, the file it came from, names it in the error)."""
         if graph.num_nodes != self.num_nodes or graph.num_arcs != self.num_original_arcs:
-            raise LoadError(None, f"this hierarchy belongs to a graph of {self.num_nodes:,} nodes "
+            raise LoadError(path, f"this hierarchy belongs to a graph of {self.num_nodes:,} nodes "
                                   f"and {self.num_original_arcs:,} arcs, not to "
                                   f"{graph.num_nodes:,} / {graph.num_arcs:,}")
+        if self.metric not in graph.metrics:
+            raise LoadError(path, f"this hierarchy is for the metric {self.metric!r}, which this "
+                                  f"graph does not have ({', '.join(graph.metrics)})")
         metric = graph.metric_of(self.metric)
-        orig = np.arange(self.num_original_arcs)
-        if not (np.array_equal(self.arc_tail[orig], graph.tail) and
-                np.array_equal(self.arc_head[orig], graph.head) and
-                np.array_equal(self.arc_weight[orig], metric.weights) and
+        m = self.num_original_arcs
+        if not (self.arc_tail.size >= m and np.array_equal(self.arc_tail[:m], graph.tail) and
+                np.array_equal(self.arc_head[:m], graph.head) and
+                np.array_equal(self.arc_weight[:m], metric.weights) and
                 self.metric_hash in ("", metric.hash)):
-            raise LoadError(None, "this hierarchy was built on other arcs or costs "
+            raise LoadError(path, "this hierarchy was built on other arcs or costs "
                                   f"than this graph's {self.metric!r}")
         self.metric_hash = metric.hash
         self.graph = graph
@@ -154,3 +159,15 @@ class Hierarchy:
 _ARRAYS = ("node_level", "arc_tail", "arc_head", "arc_weight", "arc_child1", "arc_child2",
            "up_first", "up_harc", "down_first", "down_harc", "core_nodes", "core_dist",
            "core_pred")
+
+
+def _check_records(path, iterations: list, params: dict) -> None:
+    """Per-iteration records and parameters as summary() reads them: numbers in ms."""
+    def number(x) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool)
+    for r in iterations:
+        if not (isinstance(r, dict) and isinstance(r.get("ms"), dict) and
+                all(number(v) for v in r["ms"].values())):
+            raise LoadError(path, "damaged hierarchy: an iteration record is malformed")
+    if not number(params.get("apsp_ms", 0.0)):
+        raise LoadError(path, "damaged hierarchy: params 'apsp_ms' is not a number")

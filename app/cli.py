@@ -2,21 +2,42 @@
 subcommand per registered capability, its parameters as arguments.
 
 Node ids on the command line and in the output are the input file's own ids.
-Errors go to stderr with exit status 1 (bad input) or 2 (bad usage).
+``main`` is the one error boundary: any failure is one line on stderr with exit
+status 1 (2 for bad usage: an unknown flag, a missing argument), a JSON object
+``{"error": ...}`` under --json, a traceback only with --debug.
 """
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
+import os
 import sys
 import time
+import traceback
 
 import numpy as np
 
 from engine import capabilities
 from engine.jobs import JobContext
 
+from app import errors
+
 BACKENDS = ("auto", "cpu", "gpu")
+INT64 = (-2**63, 2**63 - 1)
+
+
+class UsageError(Exception):
+    """The command line does not parse (argparse's complaint, as one line)."""
+
+
+class BadValue(ValueError):
+    """A parameter's value is not of its type: bad input (status 1), not bad usage."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise UsageError(message)
 
 
 def command_names() -> list[str]:
@@ -24,7 +45,7 @@ def command_names() -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="routelab", description="RouteLab headless commands")
+    p = _Parser(prog="routelab", description="RouteLab headless commands")
     sub = p.add_subparsers(dest="command", required=True)
     for cap in capabilities.all_capabilities():
         sp = sub.add_parser(cap.name, help=cap.help, description=cap.help)
@@ -33,6 +54,9 @@ def parser() -> argparse.ArgumentParser:
             sp.add_argument(param.cli_flag, **_argument(param))
         sp.add_argument("--backend", choices=BACKENDS, default="auto")
         sp.add_argument("--json", action="store_true", help="print the result as JSON")
+        sp.add_argument("--no-siblings", action="store_true",
+                        help="load only the files named (no -t.gr/.co found beside them)")
+        sp.add_argument("--debug", action="store_true", help="print the traceback of an error")
     return p
 
 
@@ -40,7 +64,9 @@ def _argument(param: capabilities.Param) -> dict:
     kwargs = {"dest": param.name, "default": param.default, "help": param.help}
     if param.type is bool:
         return {**kwargs, "action": "store_true"}
-    kwargs.update(type=param.type, required=param.required)
+    kwargs.update(required=param.required)
+    if param.type is not str:        # numbers are checked after parsing: a bad one is status 1
+        kwargs["metavar"] = param.type.__name__.upper()
     if param.choices is not None:
         kwargs["choices"] = param.choice_values()
     if param.node:
@@ -48,16 +74,64 @@ def _argument(param: capabilities.Param) -> dict:
     return kwargs
 
 
+def _checked_value(param: capabilities.Param, value):
+    """A number parameter's text as its type; "1e9" is a whole number too."""
+    if param.type not in (int, float) or not isinstance(value, str):
+        return value
+    try:
+        number = float(value) if param.type is float else int(value)
+    except ValueError:
+        number = _whole_number(value)
+    if param.type is int and param.node and not INT64[0] <= number <= INT64[1]:
+        raise KeyError(f"unknown node id {number} (node ids are 64-bit integers)")
+    if param.type is float and not np.isfinite(number):
+        raise BadValue(f"{value!r} is not a finite number")
+    return number
+
+
+def _whole_number(text: str) -> int:
+    try:
+        number = float(text)
+    except ValueError:
+        raise BadValue(f"{text!r} is not a number") from None
+    if not np.isfinite(number) or not number.is_integer():
+        raise BadValue(f"{text!r} is not a whole number")
+    return int(number)
+
+
+def parameters(cap, args) -> dict:
+    """The capability's parameters from the parsed arguments, numbers checked."""
+    params = {}
+    for p in cap.params:
+        try:
+            params[p.name] = _checked_value(p, getattr(args, p.name))
+        except BadValue as e:
+            raise BadValue(f"{p.cli_flag}: {e}") from None
+    return params
+
+
+def load_files(files: list[str], siblings: bool):
+    """engine.io.load, with its ``siblings`` switch when the loader has one."""
+    from engine.io import load
+    if siblings:
+        return load(files)
+    if "siblings" not in inspect.signature(load).parameters:
+        # The loader's siblings keyword lands with the loader work of issue 11; until then
+        # say that --no-siblings cannot be honoured rather than ignore it silently.
+        print("routelab: --no-siblings is not supported by this loader yet", file=sys.stderr)
+        return load(files)
+    return load(files, siblings=False)
+
+
 def run_capability(cap, args) -> dict:
     """Load the graph, run ``cap`` on a fresh workspace, return its JSON dict."""
     from engine import backend as backends
-    from engine.io import load
     from engine.workspace import Workspace
+    params = parameters(cap, args)
     t0 = time.perf_counter()
-    graph = load(args.files)
+    graph = load_files(args.files, siblings=not getattr(args, "no_siblings", False))
     load_seconds = time.perf_counter() - t0
     backend = backends.select(args.backend) if cap.needs_backend else backends.cpu_backend()
-    params = {p.name: getattr(args, p.name) for p in cap.params}
     for p in cap.params:
         if p.node and params[p.name] is not None:
             params[p.name] = int(graph.index_of(params[p.name])[0])
@@ -74,29 +148,60 @@ def _record_printer(cap, args):
 
 
 def main(argv: list[str]) -> int:
-    from engine.backend import BackendError
-    from engine.io import LoadError
-    from engine.paths import Unreachable
+    """Run one command; the error boundary of the command line: any exception becomes one
+    line on stderr (``{"error": ...}`` on stdout under --json) and status 1 (2 for bad
+    usage), with the traceback only under --debug."""
+    command = argv[0] if argv else "routelab"
+    as_json, debug = "--json" in argv, "--debug" in argv
+    try:
+        return _run(argv)
+    except BrokenPipeError:          # `routelab ... | head`: the reader stopped reading
+        _quiet_stdout()
+        return 0
+    except UsageError as e:
+        return _fail(command, str(e), as_json, status=2)
+    except KeyboardInterrupt:
+        return _fail(command, "interrupted", as_json, status=130)
+    except Exception as e:  # noqa: BLE001 - the boundary: nothing escapes as a traceback
+        if debug:
+            traceback.print_exc()
+        message = errors.describe(e)
+        if not errors.is_input_error(e):
+            message = f"internal error: {message}" + ("" if debug else " (run with --debug for the traceback)")
+        return _fail(command, message, as_json)
 
+
+def _run(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     cap = capabilities.get(args.command)
-    try:
-        result = run_capability(cap, args)
-    except (LoadError, BackendError, Unreachable, ValueError) as e:
-        print(f"routelab {args.command}: {e}", file=sys.stderr)
-        return 1
-    except KeyError as e:  # unknown node id or metric
-        print(f"routelab {args.command}: {e.args[0]}", file=sys.stderr)
-        return 1
-    except OSError as e:   # e.g. --out in a folder that does not exist
-        print(f"routelab {args.command}: {e}", file=sys.stderr)
-        return 1
+    result = run_capability(cap, args)
     if args.json:
         json.dump(result, sys.stdout, default=_json_default)
         print()
     else:
         print(cap.to_text(result))
+    sys.stdout.flush()               # a closed pipe shows here, inside the boundary
     return 0
+
+
+def _fail(command: str, message: str, as_json: bool, status: int = 1) -> int:
+    try:
+        if as_json:
+            print(json.dumps({"error": message}), flush=True)
+        else:
+            print(f"routelab {command}: {message}", file=sys.stderr, flush=True)
+    except BrokenPipeError:
+        _quiet_stdout()
+    return status
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _json_default(value):

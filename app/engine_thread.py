@@ -31,19 +31,20 @@ from typing import Callable
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from engine import backend as engine_backend
-from engine import capabilities, paths
+from engine import capabilities
 from engine.graph import RoadGraph
-from engine.io.errors import LoadError
 from engine.jobs import JobContext
 from engine.progress import Cancelled, CancelToken
 from engine.workspace import Workspace
 
+from app import errors
 from app.engine_jobs import INTERNAL_JOBS, generate_default_network, open_files
 from app.network_geometry import NetworkDrawing
 
 DEFAULT_NETWORK_NODES = 100_000
 DEFAULT_NETWORK_SEED = 1
 PROGRESS_INTERVAL_S = 0.05
+SHUTDOWN_WAIT_MS = 1200     # closing the window waits this long for the running step to cancel
 
 # How a newer job of a kind treats the older ones (the default is CANCEL):
 QUEUE = "queue"     # interactive: one in flight, only the newest of the others waits
@@ -79,14 +80,16 @@ class Answer:
     payload: object = None
 
 
+class JobRefused(ValueError):
+    """The job cannot run now (no graph yet, or another one since): not a bug."""
+
+
 def readable(exc: BaseException) -> str:
-    """A message a person can act on: LoadError text as is, else type and message."""
-    if isinstance(exc, (LoadError, paths.Unreachable)):
-        return str(exc)
-    if isinstance(exc, MemoryError):
-        return "out of memory"
-    text = str(exc) or exc.__class__.__name__
-    return f"{exc.__class__.__name__}: {text}" if not isinstance(exc, KeyError) else text.strip("'\"")
+    """A message a person can act on: bad input as its own message, a bug as "internal
+    error" with its type (the traceback goes to the terminal)."""
+    if errors.is_input_error(exc):
+        return errors.describe(exc)
+    return f"internal error ({errors.describe(exc, located=False)}) — see the terminal for details"
 
 
 class EngineWorker(QObject):
@@ -120,9 +123,9 @@ class EngineWorker(QObject):
 
     def workspace_for(self, job: Job) -> Workspace:
         if self.workspace is None:
-            raise RuntimeError("no graph is loaded")
+            raise JobRefused("no graph is loaded")
         if job.graph_serial != self.serial:
-            raise RuntimeError("the graph changed; try again")
+            raise JobRefused("the graph changed; try again")
         return self.workspace
 
     @Slot(object)
@@ -138,7 +141,7 @@ class EngineWorker(QObject):
             emit("cancelled", f"{job.label}: cancelled")
             return
         except BaseException as e:  # noqa: BLE001 - nothing may kill the window
-            if not isinstance(e, (LoadError, paths.Unreachable, ValueError)):
+            if not errors.is_input_error(e):
                 traceback.print_exc(file=sys.stderr)     # bad input is expected; the rest is a bug
             emit("error", readable(e))
             return
@@ -194,6 +197,8 @@ class EngineClient(QObject):
         self._live: dict[int, Job] = {}       # sent to the worker, answers wanted
         self._in_flight: dict[str, Job] = {}  # QUEUE lanes: the job the worker has
         self._pending: dict[str, Job] = {}    # QUEUE lanes: the newest waiting job
+        self._sent: dict[int, Job] = {}       # every job the worker has not finished (shutdown cancels them)
+        self._stuck = False                   # shutdown gave up waiting for a step that ignores cancel
 
         self._thread = QThread()
         self._thread.setObjectName("RouteLab engine")
@@ -266,16 +271,27 @@ class EngineClient(QObject):
         """A long job (load, contraction, comparison, ...) is running."""
         return any(job.policy == CANCEL for job in self._live.values())
 
-    def shutdown(self, timeout_ms: int = 10_000) -> None:
-        if self._thread.isRunning():
-            self._pending.clear()
-            for job in self._live.values():
-                job.token.cancel()
-            self._thread.quit()
-            self._thread.wait(timeout_ms)
+    def shutdown(self, timeout_ms: int = SHUTDOWN_WAIT_MS) -> bool:
+        """Cancel every job (running, waiting, superseded), stop the thread and wait for
+        it; False when a step that does not check its cancel flag outlived the wait."""
+        self._pending.clear()
+        self._live.clear()
+        for job in self._sent.values():
+            job.token.cancel()
+        if not self._thread.isRunning():
+            return True
+        self._thread.quit()
+        if not self._stuck and self._thread.wait(timeout_ms):
+            return True
+        if not self._stuck:           # say it once; waiting again would only delay the exit
+            print("RouteLab: the engine is still busy with a step that does not check for "
+                  "cancellation; leaving it", file=sys.stderr)
+        self._stuck = True
+        return False
 
     def _send(self, job: Job) -> None:
         self._live[job.job_id] = job
+        self._sent[job.job_id] = job
         if job.policy == QUEUE:
             self._in_flight[job.lane] = job
         self._run.emit(job)
@@ -291,7 +307,10 @@ class EngineClient(QObject):
         job = a.job
         final = a.event in ("result", "error", "cancelled")
         wanted = job.job_id in self._live or job.kind == "backend"
+        if a.event == "error" and job.lane in self._pending:
+            wanted = False                    # a newer job of its kind is waiting: it answers instead
         if final:
+            self._sent.pop(job.job_id, None)
             self._live.pop(job.job_id, None)
             if self._in_flight.get(job.lane) is job:
                 del self._in_flight[job.lane]

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QSplitter
 
 from engine import capabilities
 
+from app import errors
 from app.controllers import CONTROLLERS, GenericController, controller_classes
 from app.controllers.generic import generic_capabilities
 from app.engine_thread import CANCEL, EngineClient
@@ -30,6 +31,7 @@ from app.widgets import ErrorBanner, JobProgress, SidePanel
 class MainWindow(QMainWindow):
     error_shown = Signal(str)       # any error the person is shown
     graph_shown = Signal(object)    # RoadGraph now on screen
+    _slot_failed = Signal(str)      # from sys.excepthook, whatever thread raised
 
     def __init__(self, backend: str = "auto") -> None:
         super().__init__()
@@ -53,6 +55,7 @@ class MainWindow(QMainWindow):
         self._build_layout()
         self.set_mode("route")
         self._connect()
+        self._slot_errors = errors.SlotErrors(self._slot_failed.emit).install()   # undone on close
 
     # ------------------------------------------------------------- building
     def _build_status_bar(self) -> None:
@@ -113,6 +116,7 @@ class MainWindow(QMainWindow):
             getattr(e, event).connect(partial(self._on_final, event))
         self.map_view.node_clicked.connect(self._on_node_clicked)
         self.map_view.context_requested.connect(self._on_context_menu)
+        self._slot_failed.connect(self._on_slot_failed)
 
     # ------------------------------------------- what controllers build with
     def menu(self, title: str) -> QMenu:
@@ -237,6 +241,10 @@ class MainWindow(QMainWindow):
         self.banner.show_text(message)
         self.error_shown.emit(message)
 
+    def _on_slot_failed(self, message: str) -> None:   # a GUI slot raised; drop "working…" states
+        self.show_error(message)
+        self.broadcast("slot_failed")
+
     # ----------------------------------------------------- engine answers
     def _on_submitted(self, job) -> None:
         if job.policy == CANCEL:        # a long job: progress and Cancel from the start
@@ -287,5 +295,6 @@ class MainWindow(QMainWindow):
         return self.engine.adopt_graph(graph, f"Preparing {graph.source or 'graph'}")
 
     def closeEvent(self, event) -> None:
-        self.engine.shutdown()
+        self._slot_errors.uninstall()
+        self.engine.shutdown()        # cancels the running step and waits for the thread
         super().closeEvent(event)

@@ -1,6 +1,7 @@
 """Start the desktop window: ``run_window(paths, backend)`` is what ``app.main`` calls."""
 from __future__ import annotations
 
+import os
 import sys
 
 import pyqtgraph as pg
@@ -24,4 +25,11 @@ def run_window(paths: list[str], backend: str = "auto") -> int:
         window.open_files(paths)
     else:
         window.open_default()
-    return app.exec()
+    status = app.exec()
+    if not window.engine.shutdown(timeout_ms=100):      # at once when closing stopped it
+        # A step that never checks its cancel flag outlived the close: destroying its
+        # QThread would abort the process, so leave at once with the window's status.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    return status

@@ -75,6 +75,9 @@ class Controller(QObject):
         """A click in a mode this controller owns; True when it handled it."""
         return False
 
+    def slot_failed(self) -> None:
+        """A GUI slot raised (the banner says what): drop any "working…" text left."""
+
     def context_menu(self, menu, node: int) -> None:
         """Add its entries to the right-click menu of ``node``."""
 

@@ -172,6 +172,10 @@ class RouteController(Controller):
             self.summary.setText(grey("routing…"))
         self.engine.submit("route", {"source": s.source, "target": s.target, "metric": s.metric})
 
+    def slot_failed(self) -> None:
+        if not self.engine.running("route") and self.summary.text() == grey("routing…"):
+            self.show(None, "")
+
     def on_result(self, job, a) -> None:
         p, d = job.params, self.session.drawing
         xy = None if d is None else route_polyline(d.points, self.session.graph, a.path.arcs)

@@ -3,16 +3,17 @@ from __future__ import annotations
 
 from engine.capabilities import Capability, Param, register
 from engine.capabilities.common import METRIC, text_lines
-from engine.ch import DEFAULT_C, DEFAULT_K, Hierarchy, contract
+from engine.ch import DEFAULT_C, DEFAULT_K, MIN_C, Hierarchy, check_parameters, contract
 
 
 WARM_UP_NODES = 400    # a generated network this small runs every step in a few ms
 
 
 def build(workspace, params: dict, ctx) -> Hierarchy:
+    K, C = params.get("K", DEFAULT_K), params.get("C", DEFAULT_C)
+    check_parameters(workspace.graph.num_nodes, K, C)     # before the warm-up: a bad K says so at once
     workspace.warm_once(("contract", workspace.backend.name), lambda: _warm_up(workspace.backend))
-    h = contract(workspace.graph, params.get("metric"), K=int(params.get("K", DEFAULT_K)),
-                 C=float(params.get("C", DEFAULT_C)), backend=workspace.backend,
+    h = contract(workspace.graph, params.get("metric"), K=K, C=C, backend=workspace.backend,
                  progress=ctx.progress, cancel=ctx.cancel, on_iteration=ctx.record)
     workspace.set_hierarchy(h)
     if params.get("out"):
@@ -50,8 +51,9 @@ def text(r: dict) -> str:
 CONTRACT = register(Capability(
     name="contract", label="Contract (CU-CH)", help="build a CU-CH contraction hierarchy",
     params=(METRIC,
-            Param("K", int, DEFAULT_K, "core size at which contraction stops"),
-            Param("C", float, DEFAULT_C, "share of live nodes that are candidates"),
+            Param("K", int, DEFAULT_K, "core size at which contraction stops: 2 or more; "
+                  "more than the node count means no levels (the whole graph is the core)"),
+            Param("C", float, DEFAULT_C, f"share of live nodes that are candidates, {MIN_C}..1"),
             Param("out", str, None, "write the hierarchy here (.rlh)", file=True)),
     run=build, result_kind="hierarchy", to_json=to_json, to_text=text, record_text=level_text,
     menu="&Hierarchy", shortcut="Ctrl+K"))

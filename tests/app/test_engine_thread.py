@@ -109,7 +109,8 @@ def test_engine_exception_becomes_a_message(qtbot, client, graph):
         raise ZeroDivisionError("division by zero")
     with answer_of(qtbot, client, "load", "error", timeout=LOAD_TIMEOUT_MS) as blocker:
         client.load_with("Breaking", broken)
-    assert blocker.args[1] == "ZeroDivisionError: division by zero"
+    assert blocker.args[1] == ("internal error (ZeroDivisionError: division by zero) — see the "
+                               "terminal for details")
     assert client.worker.graph is graph
 
 
@@ -171,7 +172,7 @@ def test_a_job_for_a_replaced_graph_is_refused_and_its_answer_dropped(qtbot, cli
         route(client, 0, 5)                  # for the graph that is being replaced
     qtbot.waitUntil(lambda: any(k == "route" and e == "error" for k, e, _ in from_worker),
                     timeout=ROUTE_TIMEOUT_MS)
-    assert ("route", "error", "RuntimeError: the graph changed; try again") in from_worker
+    assert ("route", "error", "the graph changed; try again") in from_worker
     qtbot.wait(50)
     assert delivered == ["load"] and client.graph.source == "newer"
 

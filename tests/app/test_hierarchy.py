@@ -107,7 +107,8 @@ def test_engine_error_shows_the_banner_and_the_window_stays_usable(qtbot, window
     monkeypatch.setattr(contract_capability, "contract", broken)
     with qtbot.waitSignal(window.error_shown, timeout=CONTRACT_TIMEOUT_MS) as blocker:
         qtbot.mouseClick(ch(window).panel.contract_button, Qt.LeftButton)
-    assert blocker.args[0] == "Contraction failed: RuntimeError: out of shortcut memory."
+    assert blocker.args[0] == ("Contraction failed: internal error (RuntimeError: out of shortcut memory) — "
+                                "see the terminal for details.")
     assert window.banner.isVisible() and window.session.hierarchy is None and not window.progress.bar.isVisible()
     monkeypatch.undo()
     assert contract(qtbot, window) is window.session.hierarchy

@@ -192,7 +192,8 @@ def test_engine_failure_shows_a_message_and_the_window_stays_usable(qtbot, windo
     qtbot.mouseClick(trees(window).tree_button, Qt.LeftButton)
     with qtbot.waitSignal(window.error_shown, timeout=TREE_TIMEOUT_MS) as blocker:
         click_node(qtbot, window, A)
-    assert blocker.args[0] == "Shortest-path tree failed: RuntimeError: kernel exploded"
+    assert blocker.args[0] == ("Shortest-path tree failed: internal error (RuntimeError: kernel exploded) — "
+                                "see the terminal for details")
     assert window.banner.isVisible() and window.session.tree is None and class_curves_visible(window)
     assert "kernel exploded" in trees(window).info.text()
 

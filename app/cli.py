@@ -9,7 +9,6 @@ status 1 (2 for bad usage: an unknown flag, a missing argument), a JSON object
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import sys
@@ -111,16 +110,20 @@ def parameters(cap, args) -> dict:
 
 
 def load_files(files: list[str], siblings: bool):
-    """engine.io.load, with its ``siblings`` switch when the loader has one."""
+    """engine.io.load; a sibling file that was skipped because it does not match is
+    announced on stderr (one line each), never an error."""
+    import warnings
     from engine.io import load
-    if siblings:
-        return load(files)
-    if "siblings" not in inspect.signature(load).parameters:
-        # The loader's siblings keyword lands with the loader work of issue 11; until then
-        # say that --no-siblings cannot be honoured rather than ignore it silently.
-        print("routelab: --no-siblings is not supported by this loader yet", file=sys.stderr)
-        return load(files)
-    return load(files, siblings=False)
+    from engine.io.dimacs import SiblingWarning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SiblingWarning)
+        graph = load(files, siblings=siblings)
+    for w in caught:
+        if issubclass(w.category, SiblingWarning):
+            print(f"routelab: {w.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return graph
 
 
 def run_capability(cap, args) -> dict:

@@ -5,6 +5,7 @@ the previous file intact and no temporary file behind.
 """
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from contextlib import contextmanager
@@ -15,6 +16,8 @@ from pathlib import Path
 def atomic_write(path, mode: str = "wb"):
     """``with atomic_write(path) as f: ...`` — ``path`` is replaced only on success."""
     path = Path(path)
+    if not path.parent.is_dir():     # say so about the target, not about the temp file
+        raise FileNotFoundError(errno.ENOENT, f"cannot write {path}: no folder {path.parent}")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
         with os.fdopen(fd, mode) as f:

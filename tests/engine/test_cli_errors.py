@@ -175,3 +175,15 @@ def test_head_in_a_shell_pipeline(files):
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0 and proc.stdout.count(b"\n") == 1
     assert b"Error" not in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_a_mismatching_sibling_is_announced_and_skipped(capsys, tmp_path):
+    """A .co beside the graph that belongs to another graph: one line on stderr, the
+    command still answers; with --no-siblings it is not even looked at."""
+    gr = tmp_path / "tiny.gr"
+    gr.write_text("p sp 3 2\na 1 2 5\na 2 3 7\n")
+    (tmp_path / "tiny.co").write_text("p aux sp co 9\nv 1 1 1\n")
+    status, out, err = run(capsys, "route {tiny} --from 1 --to 3", {"tiny": str(gr)})
+    assert status == 0 and "sibling file not used" in err and "tiny.co" in err
+    status, out, err = run(capsys, "route {tiny} --from 1 --to 3", {"tiny": str(gr)}, "--no-siblings")
+    assert status == 0 and err == ""

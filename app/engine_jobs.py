@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import inspect
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
 from engine.graph import RoadGraph
+from engine.io.dimacs import SiblingWarning
 from engine.jobs import JobContext
 from engine.workspace import Workspace
 
@@ -23,12 +25,16 @@ class LoadedGraph:
     graph: RoadGraph
     drawing: NetworkDrawing | None   # None when the graph has no coordinates
     seconds: float
+    notes: tuple[str, ...] = ()      # e.g. sibling files skipped because they do not match
 
 
 def _load(worker, job, ctx: JobContext) -> LoadedGraph:
     """Make a graph (``params["make"](progress=, cancel=)``), prepare it, adopt it."""
     started = time.perf_counter()
-    graph = job.params["make"](progress=ctx.progress, cancel=ctx.cancel)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SiblingWarning)
+        graph = job.params["make"](progress=ctx.progress, cancel=ctx.cancel)
+    notes = tuple(str(w.message) for w in caught if issubclass(w.category, SiblingWarning))
     ctx.cancel.check()
     ctx.progress(0.97, "Preparing the map")
     _ = graph.tail, graph.xy            # fill the lazy caches on this thread
@@ -38,7 +44,7 @@ def _load(worker, job, ctx: JobContext) -> LoadedGraph:
     ctx.cancel.check()
     worker.workspace, worker.drawing = workspace, drawing
     worker.serial += 1
-    return LoadedGraph(worker.serial, graph, drawing, time.perf_counter() - started)
+    return LoadedGraph(worker.serial, graph, drawing, time.perf_counter() - started, notes)
 
 
 def _open_hierarchy(worker, job, ctx: JobContext):

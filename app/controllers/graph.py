@@ -2,6 +2,7 @@
 "Network" box (what is loaded, the road-class legend)."""
 from __future__ import annotations
 
+import html
 import os
 
 from PySide6.QtGui import QKeySequence
@@ -80,9 +81,11 @@ class GraphController(Controller):
                 f"metrics: {units}", f"loaded in {result.seconds:.2f} s"]
         if g.data_license:
             info.append(g.data_license)
+        info += [f"<span style='color:#8a5a00'>{html.escape(note)}</span>" for note in result.notes]
         self.info.setText("<br>".join(info))
         self.legend.setText(self._legend_html(result.drawing))
-        self.window.statusBar().showMessage(f"Loaded {name}", 4000)
+        skipped = f" ({len(result.notes)} file(s) beside it not used: see Network)" if result.notes else ""
+        self.window.statusBar().showMessage(f"Loaded {name}{skipped}", 6000)
         self.window.graph_shown.emit(g)
 
     def on_error(self, job, message: str) -> None:

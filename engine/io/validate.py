@@ -13,6 +13,7 @@ import json
 import math
 import os
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,9 @@ from engine.io.errors import LoadError
 from engine.io.limits import check_allocation, check_regular_file
 
 INT32_MAX = int(np.iinfo(np.int32).max)
+# what a damaged archive raises: bad zip, CRC, deflate stream, encryption, odd method
+_READ_ERRORS = (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError,
+                RuntimeError, zlib.error)
 MAX_RATIO = 100          # a compressed member may expand to at most 100 × the file size
 
 
@@ -64,13 +68,13 @@ def read_npz(path, what: str) -> dict[str, np.ndarray]:
     try:
         with zipfile.ZipFile(path) as zf:
             total = sum(_member_nbytes(path, zf, info, file_size) for info in zf.infolist())
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as e:
+    except _READ_ERRORS as e:
         raise LoadError(path, f"not a readable {what} ({e})") from None
     check_allocation(total, f"the arrays of this {what}", path)
     try:
         with np.load(path, allow_pickle=False) as z:
             return {name: z[name] for name in z.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+    except _READ_ERRORS as e:
         raise LoadError(path, f"not a readable {what} ({e})") from None
 
 

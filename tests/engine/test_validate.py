@@ -15,6 +15,7 @@ from engine.ch import Hierarchy, contract
 from engine.generate import generate_road_network
 from engine.io import LoadError, load
 from engine.io.cache import save_cache
+from engine.io.validate import check_graph
 
 N_BIG = 10**9
 
@@ -194,6 +195,35 @@ def test_compressed_cache_still_loads(tmp_path, graph):
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     np.savez_compressed(open(path, "wb"), **arrays)
     assert load([path]).num_arcs == graph.num_arcs
+
+
+@pytest.mark.parametrize("offset", [200, 2000, -300])
+def test_corrupt_deflate_stream_is_refused(tmp_path, graph, offset):
+    path = save_cache(graph, tmp_path / "g.rlg")
+    arrays, meta = read_arrays(path)
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    np.savez_compressed(open(path, "wb"), **arrays)
+    data = bytearray(path.read_bytes())
+    data[offset:offset + 40] = bytes(range(40))
+    path.write_bytes(bytes(data))
+    assert_refused(path, "not a readable|not a RouteLab|damaged", lambda: load([path]))
+
+
+def test_flipped_bit_in_a_stored_member_is_refused(tmp_path, graph):
+    """A change no range check could see (a cost that is still valid) fails the
+    archive's CRC-32 of that member."""
+    path = save_cache(graph, tmp_path / "g.rlg")
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("metric/distance.npy")
+    data = bytearray(path.read_bytes())
+    data[info.header_offset + 30 + len(info.filename) + len(info.extra) + 168] ^= 1
+    path.write_bytes(bytes(data))
+    assert_refused(path, "Bad CRC-32", lambda: load([path]))
+
+
+def test_valid_graphs_pass_check_graph(graph, tmp_path):
+    check_graph(graph)
+    check_graph(load([save_cache(graph, tmp_path / "g.rlg")]), tmp_path / "g.rlg")
 
 
 def test_fifo_is_refused(tmp_path):

@@ -182,6 +182,12 @@ def test_deflate_bomb_is_refused(tmp_path):
     assert_refused(path, "decompression bomb", lambda: load([path]))
 
 
+def test_cache_above_the_memory_budget_is_refused(tmp_path, graph, monkeypatch):
+    path = save_cache(graph, tmp_path / "g.rlg")
+    monkeypatch.setenv("ROUTELAB_MEMORY_BUDGET", "16K")
+    assert_refused(path, "memory budget", lambda: load([path]))
+
+
 def test_foreign_member_is_refused(tmp_path):
     path = tmp_path / "odd.rlg"
     with zipfile.ZipFile(path, "w") as zf:

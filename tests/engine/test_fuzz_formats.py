@@ -31,7 +31,7 @@ N = GRAPH.num_nodes
 SOURCES = [0, 17, 150, 299]
 SPECIAL = [-1, 0, 1, 2, N - 1, N, N + 3, 2**31 - 1, 2**31, 2**32, 10**9, -2**31, 2**62,
            2**63 - 1]
-# ROUTELAB_FUZZ_EXAMPLES raises the count for a longer hunt (5,000 each ran clean here)
+# ROUTELAB_FUZZ_EXAMPLES raises the count for a longer hunt (3,000 and 2,000 ran clean here)
 SETTINGS = settings(max_examples=int(os.environ.get("ROUTELAB_FUZZ_EXAMPLES", 1000)),
                     deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow])

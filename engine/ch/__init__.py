@@ -61,7 +61,7 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
     iterations = []
     while state.live >= K:
         cancel.check()
-        record = state.contract_level(C)
+        record = state.contract_level(C, cancel)
         iterations.append(record)
         if on_iteration is not None:
             on_iteration(record)
@@ -129,17 +129,21 @@ class Contraction:
         self.live = n
         self.level = 0
 
-    def contract_level(self, C: float) -> dict:
-        """Contract one independent set U_l of G_l; the level's record (sizes, step ms)."""
+    def contract_level(self, C: float, cancel: CancelToken = NEVER_CANCELLED) -> dict:
+        """Contract one independent set U_l of G_l; the level's record (sizes, step ms).
+        Cancel is checked between steps: a level of a large graph takes ~0.5 s on the CPU."""
         xp, g, level, table = self.backend.xp, self.g, self.level, self.table
         timer = Timer(self.backend)
         out_first = g.out_first()
         with timer.step("score", level):
             score = importance(g, self.alive, out_first)
+        cancel.check()
         with timer.step("select", level):
             chosen = independent_set(g, self.live_ids, score, C, level)
+        cancel.check()
         with timer.step("shortcut", level):
             sc = find_shortcuts(g, chosen, out_first)
+        cancel.check()
         with timer.step("update", level):
             ids = table.add_shortcuts(g, sc)
             table.record_leaving(g, chosen, level)

@@ -148,6 +148,17 @@ def test_cancel_between_levels(rome):
         contract(rome, K=64, backend=CPU, cancel=token, on_iteration=lambda r: token.cancel())
 
 
+def test_cancel_inside_a_level(rome, monkeypatch):
+    """A level is checked between its steps: cancelled during SCORE, nothing after it runs."""
+    import engine.ch as ch
+    from engine.progress import CancelToken, Cancelled
+    token, real = CancelToken(), ch.importance
+    monkeypatch.setattr(ch, "importance", lambda *a: (token.cancel(), real(*a))[1])
+    monkeypatch.setattr(ch, "independent_set", lambda *a: pytest.fail("SELECT ran after cancel"))
+    with pytest.raises(Cancelled):
+        contract(rome, K=64, backend=CPU, cancel=token)
+
+
 def test_bad_parameters(rome):
     with pytest.raises(ValueError, match="K"):
         contract(rome, K=1, backend=CPU)

@@ -107,8 +107,14 @@ def _make(tmp, key: str, name: str, content):
 
 
 CHILD = textwrap.dedent("""
-    import json, os, resource, signal, sys, time
+    import json, os, signal, sys, time
     from engine.io import LoadError, load
+    def peak_rss_mb():
+        # VmHWM is this process's own high-water mark; getrusage's ru_maxrss would
+        # carry the parent's (pytest's) peak across fork and exec
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     def alarm(*_):
         raise TimeoutError("over 10 s")
     signal.signal(signal.SIGALRM, alarm)
@@ -127,7 +133,7 @@ CHILD = textwrap.dedent("""
             result = {"error": f"{type(e).__name__}: {e}", "path": None, "crash": True}
         signal.alarm(0)
         result["seconds"] = time.perf_counter() - t0
-        result["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        result["rss_mb"] = peak_rss_mb()
         out[key] = result
     print(json.dumps(out))
 """)

@@ -119,6 +119,18 @@ def test_zero_cost_cycle_and_parallel_arcs():
             router.route(-1, 0)
 
 
+def test_ch_query_with_costs_beyond_int32(generated):
+    """Costs so large that upward distances and the core matrix overflow int32: the
+    CH query keeps them in int64 and stays exact."""
+    w = generated.metric("distance").astype(np.int64) * (1 << 23) + 1   # each below 2^31
+    g = RoadGraph.from_arcs(generated.num_nodes, generated.tail, generated.head, {"cost": w})
+    router = ch_router(g, "cost", K=257)
+    labels, core_dist = router._args[3], router._args[11]
+    assert labels.dtype == np.int64 and core_dist.dtype == np.int64
+    assert ch_router(generated, "distance", K=257)._args[3].dtype == np.int32
+    assert check_pairs(g, router, 10, 20, seed=6) == 200
+
+
 # ------------------------------------------------------------------ choosing
 def test_router_for_picks_ch_only_for_its_metric(generated):
     h = contract(generated, "travel_time", K=257, backend=cpu_backend())

@@ -98,7 +98,10 @@ def huge(a: np.ndarray) -> np.ndarray:
     page = 2 << 20 if a.nbytes >= 1 << 20 and hasattr(mmap, "MADV_HUGEPAGE") else 64
     if page > 64:         # private: Linux gives shared anonymous memory no huge pages
         buf = mmap.mmap(-1, a.nbytes + page, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-        buf.madvise(mmap.MADV_HUGEPAGE)
+        try:
+            buf.madvise(mmap.MADV_HUGEPAGE)
+        except OSError:   # a kernel without transparent huge pages: ordinary pages do
+            pass
         raw = np.frombuffer(buf, dtype=np.uint8)
     else:
         raw = np.empty(a.nbytes + page, dtype=np.uint8)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout,
-                               QLabel, QListWidget, QListWidgetItem, QPushButton, QSpinBox)
+                               QLabel, QListWidget, QListWidgetItem, QPushButton, QSpinBox,
+                               QVBoxLayout)
 
 from engine.ch import DEFAULT_C, DEFAULT_K
 
@@ -16,7 +17,9 @@ class HierarchyPanel(QGroupBox):
 
     def __init__(self, parent=None) -> None:
         super().__init__("Contraction hierarchy", parent)
-        form = QFormLayout(self)
+        column = QVBoxLayout(self)     # wrapped labels below the form: see _build_box in
+        form = QFormLayout()           # app/controllers/tree.py (QFormLayout clips them)
+        column.addLayout(form)
         self.k_spin = QSpinBox(minimum=2, maximum=1_000_000_000, value=DEFAULT_K,
                                toolTip="K: contraction stops when fewer live nodes remain; "
                                        "they form the core (all-pairs distances)")
@@ -39,10 +42,10 @@ class HierarchyPanel(QGroupBox):
         self.cancel_button = QPushButton("Cancel", enabled=False)
         buttons.addWidget(self.contract_button)
         buttons.addWidget(self.cancel_button)
-        form.addRow(buttons)
+        column.addLayout(buttons)
         self.summary = QLabel("No hierarchy.", wordWrap=True,
                               textInteractionFlags=Qt.TextSelectableByMouse)
-        form.addRow(self.summary)
+        column.addWidget(self.summary)
         views = QHBoxLayout()
         self.levels_button = QPushButton("Colour by level (L)", checkable=True, enabled=False,
                                          toolTip="Colour roads by the higher contraction level "
@@ -52,7 +55,7 @@ class HierarchyPanel(QGroupBox):
                                                   "hierarchy arcs; click a shortcut: its road path")
         views.addWidget(self.levels_button)
         views.addWidget(self.inspect_button)
-        form.addRow(views)
+        column.addLayout(views)
         self.legend = QLabel(wordWrap=True)
         self.inspect_info = QLabel(wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
         self.arc_list = QListWidget(toolTip="Pick an arc: unpack it onto the road")
@@ -60,11 +63,11 @@ class HierarchyPanel(QGroupBox):
         self.arc_list.setFocusPolicy(Qt.ClickFocus)
         self.arc_list.currentItemChanged.connect(self._on_current_changed)
         self.arc_list.hide()
-        form.addRow(self.legend)
-        form.addRow(self.inspect_info)
-        form.addRow(self.arc_list)
+        column.addWidget(self.legend)
+        column.addWidget(self.inspect_info)
+        column.addWidget(self.arc_list)
         self.arc_info = QLabel(wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
-        form.addRow(self.arc_info)
+        column.addWidget(self.arc_info)
         for w in (self.contract_button, self.cancel_button, self.levels_button, self.inspect_button):
             w.setFocusPolicy(Qt.NoFocus)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QPushButton
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QPushButton, QVBoxLayout
 
 from engine import paths
 from engine.capabilities.tree import PHAST, PHAST_LABEL
@@ -52,7 +52,9 @@ class TreeController(Controller):
 
     def _build_box(self) -> QGroupBox:
         box = QGroupBox("Shortest-path tree")
-        form = QFormLayout(box)
+        column = QVBoxLayout(box)
+        form = QFormLayout()
+        column.addLayout(form)
         self.tree_button = QPushButton("Tree mode (T)", checkable=True,
                                        toolTip="Click a node: colour the network by its distance")
         self.tree_button.clicked.connect(self.mode_action.trigger)
@@ -77,8 +79,10 @@ class TreeController(Controller):
         form.addRow(button_row(self.compare_button, self.clear_button))
         self.info = selectable_label()
         self.legend = QLabel(wordWrap=True)
-        form.addRow(self.info)
-        form.addRow(self.legend)
+        # below the form, not in it: QFormLayout shares height-for-width between rows
+        # wrongly (the info label got 14 px too many, the legend lost its last row)
+        column.addWidget(self.info)
+        column.addWidget(self.legend)
         for w in (self.tree_button, self.compare_button, self.clear_button):
             w.setFocusPolicy(Qt.NoFocus)     # keys stay with the map
         return box

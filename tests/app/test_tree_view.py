@@ -226,3 +226,23 @@ def test_tree_follows_the_level_of_detail(qtbot, window, monkeypatch, road_netwo
     assert mv.level is not d.exact
     assert sum(mv.tree_curve_sizes()) == mv.level.num_segments < d.exact.num_segments
     assert not class_curves_visible(window)
+
+
+def test_the_legend_gets_the_height_of_all_its_rows(qtbot, window):
+    """Every distance bin has its row on screen: on the default network the panel gave
+    the legend one row's height less than it needs (QFormLayout misshared the height of
+    wrapped labels), and the last bin was cut off."""
+    window.resize(1280, 820)
+    window.show()
+    with qtbot.waitSignal(window.graph_shown, timeout=120_000):
+        window.open_default()
+    with qtbot.waitSignal(trees(window).tree_shown, timeout=TREE_TIMEOUT_MS,
+                          check_params_cb=lambda t: t is not None):
+        trees(window).tree_from(79595)
+    info, legend = trees(window).info, trees(window).legend
+    assert legend.text().count("<tr>") == 7          # 14 bins in two columns
+
+    def full_height(label):
+        return label.height() >= label.heightForWidth(label.width())
+    # the layout settles over a few events; a clipped label never gets there
+    qtbot.waitUntil(lambda: full_height(info) and full_height(legend), timeout=3000)

@@ -1,0 +1,70 @@
+"""customize(overlay, decoder, backend) -> CellMetric: the metric-dependent half of CRP.
+
+The decoder turns arc and turn properties into costs (engine.crp.decode), then the
+cells are costed bottom-up: level 0 on the turns inside each cell, level l on the
+shortcut matrices of level l-1. On the CPU each cell runs a Dijkstra per entry
+(Numba, cells in parallel); on the GPU engine.crp.customize_gpu runs the paper's
+kernels. Both give identical shortcut costs (integers; the minimum is unique).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.crp.local_search import FORBIDDEN, customize_cells
+
+
+class CostOverflow(ArithmeticError):
+    """A path cost inside a cell reached 2^31-1: scale the decoder's costs down."""
+
+
+@dataclass(eq=False)
+class CellMetric:
+    """Costs of one metric on one overlay: arc costs, turn weights (turn + next arc) and
+    every level's shortcut matrices, as NumPy arrays (host copies of GPU results)."""
+    overlay: object
+    name: str                       # the decoder's name
+    arc_cost: np.ndarray            # int32 [m], FORBIDDEN for arcs the decoder forbids
+    turn_weight: np.ndarray         # int32 [T]
+    shortcuts: list[np.ndarray]     # int32 S_l per level
+    timings: list[dict] = field(default_factory=list)   # per level: phase -> ms
+    total_ms: float = 0.0
+    backend: str = "cpu"
+    unit: str = ""
+
+    def level_weights(self, level: int) -> np.ndarray:
+        """The weights the local edges of ``level`` index: turns, or S_{level-1}."""
+        return self.turn_weight if level == 0 else self.shortcuts[level - 1]
+
+
+def customize_costs(overlay, arc_cost, turn_weight, *, name: str = "", unit: str = "",
+                    cancel=None, on_level=None) -> CellMetric:
+    """Cost every cell from given arc costs and turn weights on the CPU."""
+    arc_cost = np.ascontiguousarray(arc_cost, dtype=np.int32)
+    turn_weight = np.ascontiguousarray(turn_weight, dtype=np.int32)
+    metric = CellMetric(overlay, name, arc_cost, turn_weight, [], unit=unit)
+    t_all = time.perf_counter()
+    for topo in overlay.levels:
+        if cancel is not None and cancel():
+            from engine.progress import Cancelled
+            raise Cancelled()
+        t0 = time.perf_counter()
+        s = np.empty(topo.num_shortcuts, dtype=np.int32)
+        if customize_cells(topo.vertex_first, topo.entry_first, topo.exit_first, topo.edge_first,
+                           topo.edge_to, topo.edge_weight, metric.level_weights(topo.level),
+                           topo.clique_first, s):
+            raise CostOverflow(f"a path inside a level-{topo.level} cell costs 2^31 or more: "
+                               f"the decoder's costs are too large for this graph")
+        metric.shortcuts.append(s)
+        record = {"level": topo.level, "cells": topo.num_cells, "shortcuts": topo.num_shortcuts,
+                  "ms": {"search": (time.perf_counter() - t0) * 1000}}
+        metric.timings.append(record)
+        if on_level is not None:
+            on_level(record)
+    metric.total_ms = (time.perf_counter() - t_all) * 1000
+    return metric
+
+
+__all__ = ["CellMetric", "CostOverflow", "customize_costs", "FORBIDDEN"]

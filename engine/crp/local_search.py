@@ -1,0 +1,143 @@
+"""Dijkstra inside one cell's local graph (Numba): the CPU twin of customization
+(every entry to every exit, cells in parallel) and the path unpacking's local search
+(one entry to one exit, with the edges it took).
+
+Costs are int32 with FORBIDDEN (2^31-1) for "no way"; sums are int64, and a finite
+distance that reaches FORBIDDEN sets the overflow flag instead of wrapping.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+FORBIDDEN = np.iinfo(np.int32).max
+
+
+@nb.njit(cache=True, inline="always")
+def _push(hd, hv, size, d, v):
+    i = size
+    hd[i] = d
+    hv[i] = v
+    while i > 0:
+        p = (i - 1) >> 1
+        if hd[p] <= hd[i]:
+            break
+        hd[p], hd[i] = hd[i], hd[p]
+        hv[p], hv[i] = hv[i], hv[p]
+        i = p
+    return size + 1
+
+
+@nb.njit(cache=True, inline="always")
+def _pop(hd, hv, size):
+    d, v = hd[0], hv[0]
+    size -= 1
+    hd[0], hv[0] = hd[size], hv[size]
+    i = 0
+    while True:
+        left, smallest = 2 * i + 1, i
+        if left < size and hd[left] < hd[smallest]:
+            smallest = left
+        if left + 1 < size and hd[left + 1] < hd[smallest]:
+            smallest = left + 1
+        if smallest == i:
+            break
+        hd[smallest], hd[i] = hd[i], hd[smallest]
+        hv[smallest], hv[i] = hv[i], hv[smallest]
+        i = smallest
+    return d, v, size
+
+
+@nb.njit(cache=True)
+def _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, via, hd, hv):
+    """Distances from local vertex ``source`` over the cell whose vertices start at the
+    global index v0; ``via`` gets each vertex's incoming edge. Returns overflow."""
+    for i in range(nv):
+        dist[i] = FORBIDDEN
+        via[i] = -1
+    dist[source] = 0
+    size = _push(hd, hv, 0, 0, source)
+    overflow = False
+    while size > 0:
+        d, u, size = _pop(hd, hv, size)
+        if d > dist[u]:
+            continue
+        for e in range(edge_first[v0 + u], edge_first[v0 + u + 1]):
+            w = weights[edge_weight[e]]
+            if w == FORBIDDEN:
+                continue
+            nd = d + w
+            x = edge_to[e] - v0
+            if nd >= FORBIDDEN:
+                overflow = True
+                continue
+            if nd < dist[x]:
+                dist[x] = nd
+                via[x] = e
+                size = _push(hd, hv, size, nd, x)
+    return overflow
+
+
+@nb.njit(cache=True, parallel=True)
+def customize_cells(vertex_first, entry_first, exit_first, edge_first, edge_to, edge_weight,
+                    weights, clique_first, out):
+    """S[c][r][j] for every cell: a Dijkstra from each entry. Returns overflow."""
+    num_cells = vertex_first.size - 1
+    overflow = np.zeros(num_cells, dtype=np.bool_)
+    for c in nb.prange(num_cells):
+        v0 = vertex_first[c]
+        nv = vertex_first[c + 1] - v0
+        ne = entry_first[c + 1] - entry_first[c]
+        nx = exit_first[c + 1] - exit_first[c]
+        if ne == 0 or nx == 0:
+            continue
+        ecount = edge_first[v0 + nv] - edge_first[v0]
+        dist = np.empty(nv, dtype=np.int64)
+        via = np.empty(nv, dtype=np.int64)
+        hd = np.empty(ecount + 1, dtype=np.int64)
+        hv = np.empty(ecount + 1, dtype=np.int64)
+        base = clique_first[c]
+        for r in range(ne):
+            if _dijkstra(v0, r, nv, edge_first, edge_to, edge_weight, weights, dist, via, hd, hv):
+                overflow[c] = True
+            for j in range(nx):
+                out[base + r * nx + j] = dist[nv - nx + j]
+    return overflow.any()
+
+
+@nb.njit(cache=True)
+def local_path(v0, nv, source, target, edge_first, edge_to, edge_weight, weights):
+    """Edges (global edge ids) of a cheapest local path source -> target, and its cost
+    (FORBIDDEN when there is none)."""
+    dist = np.empty(nv, dtype=np.int64)
+    via = np.empty(nv, dtype=np.int64)
+    ecount = edge_first[v0 + nv] - edge_first[v0]
+    hd = np.empty(ecount + 1, dtype=np.int64)
+    hv = np.empty(ecount + 1, dtype=np.int64)
+    _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, via, hd, hv)
+    if dist[target] == FORBIDDEN:
+        return np.empty(0, dtype=np.int64), dist[target]
+    n = 0
+    x = target
+    while x != source:
+        n += 1
+        x = edge_to_tail(edge_first, v0, via[x])
+    edges = np.empty(n, dtype=np.int64)
+    x = target
+    for i in range(n - 1, -1, -1):
+        edges[i] = via[x]
+        x = edge_to_tail(edge_first, v0, via[x])
+    return edges, dist[target]
+
+
+@nb.njit(cache=True, inline="always")
+def edge_to_tail(edge_first, v0, e):
+    """Local index of the source vertex of edge ``e`` (binary search in the CSR)."""
+    lo, hi = 0, edge_first.size - 2
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if edge_first[mid] <= e:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo - v0

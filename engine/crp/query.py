@@ -1,0 +1,131 @@
+"""CrpQuery: exact turn-aware point-to-point queries on (overlay, cell metric), behind
+the Router interface (engine.routing).
+
+From a node: the first arc costs its own cost (no turn before it); to a node: any arc
+into it ends the path. From or to an arc: the path starts having driven along it, or
+ends having driven along it. Paths come back as original arc ids, checked against the
+reported cost, with the turns they take.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.crp.flat import flatten
+from engine.crp.local_search import FORBIDDEN
+from engine.crp.search import bidirectional
+from engine.crp.unpack import unpack_steps
+from engine.paths import Unreachable, check_node, path_from_arcs, unreachable
+
+
+class CrpQuery:
+    name = "crp"
+    label = "CRP query"
+
+    def __init__(self, overlay, metric) -> None:
+        if metric.overlay is not overlay:
+            raise ValueError("the metric was customized for another overlay")
+        self.overlay, self.cell_metric = overlay, metric
+        self.graph = g = overlay.graph
+        self.metric = metric.name
+        self.flat = flatten(overlay)
+        self.shortcuts = (np.concatenate(metric.shortcuts) if metric.shortcuts
+                          else np.zeros(0, np.int32))
+        m = g.num_arcs
+        self._df = np.full(m, FORBIDDEN, dtype=np.int64)
+        self._db = np.full(m, FORBIDDEN, dtype=np.int64)
+        self._pf = np.full(m, -1, dtype=np.int32)
+        self._pb = np.full(m, -1, dtype=np.int32)
+        self._lf = np.full(m, -1, dtype=np.int8)
+        self._lb = np.full(m, -1, dtype=np.int8)
+        self._touched = np.empty(m + 1, dtype=np.int32)
+        self._heaps = (np.empty(m, np.int64), np.empty(m, np.int32), np.full(m, -1, np.int32),
+                       np.empty(m, np.int64), np.empty(m, np.int32), np.full(m, -1, np.int32))
+        self._ntouched = 0
+        levels = overlay.num_levels
+        self._cs = np.empty(levels, dtype=np.int32)
+        self._ct = np.empty(levels, dtype=np.int32)
+        self.search_ms = 0.0
+
+    def reset(self) -> None:
+        """Forget the last search (only the arcs it touched are cleared)."""
+        t = self._touched[:self._ntouched]
+        self._df[t] = FORBIDDEN
+        self._db[t] = FORBIDDEN
+        self._pf[t] = -1
+        self._pb[t] = -1
+        self._lf[t] = -1
+        self._lb[t] = -1
+        self._ntouched = 0
+
+    # ------------------------------------------------------------------ queries
+    def route(self, source: int, target: int):
+        """Cheapest turn-aware path between internal node indices; raises Unreachable."""
+        g = self.graph
+        check_node(g, source)
+        check_node(g, target)
+        if source == target:
+            return path_from_arcs(g, source, target, self.metric, 0, [])
+        out = np.arange(g.first_out[source], g.first_out[source + 1], dtype=np.int32)
+        into = g.backward.in_arc[g.backward.first_in[target]:g.backward.first_in[target + 1]]
+        cost, arcs = self._search(source, target, out, self.cell_metric.arc_cost[out], into)
+        if arcs is None:
+            raise unreachable(g, source, target)
+        return path_from_arcs(g, source, target, self.metric, cost, arcs)
+
+    def route_arcs(self, from_arc: int, to_arc: int):
+        """Cheapest path that starts having driven along ``from_arc`` and ends having
+        driven along ``to_arc``; the Path's arcs include both, its cost excludes
+        from_arc's own cost. Raises Unreachable."""
+        g = self.graph
+        src, dst = int(g.tail[from_arc]), int(g.head[to_arc])
+        first = np.array([from_arc], dtype=np.int32)
+        cost, arcs = self._search(int(g.head[from_arc]), dst, first, np.zeros(1, np.int32),
+                                  np.array([to_arc], dtype=np.int32))
+        if arcs is None:
+            raise Unreachable(f"arc {to_arc} cannot be reached from arc {from_arc}")
+        return path_from_arcs(g, src, dst, self.metric, cost, arcs)
+
+    def _search(self, s_node, t_node, sources, source_cost, targets):
+        o, f, g = self.overlay, self.flat, self.graph
+        self.reset()
+        self._cs[:] = o.cell_of[:, s_node]
+        self._ct[:] = o.cell_of[:, t_node]
+        t = self.turns
+        best, meet, nt = bidirectional(
+            sources.astype(np.int32), source_cost.astype(np.int64), targets.astype(np.int32),
+            t.first_turn, t.to_arc, t.first_turn_in, t.turn_in, t.from_arc,
+            self.cell_metric.turn_weight, g.head, g.tail, o.arc_level, o.query_level, o.cell_of,
+            self._cs, self._ct, o.arc_to_boundary, f.cell_base, f.entry_first, f.entry_arc,
+            f.exit_first, f.exit_arc, f.clique_first, f.entry_row, f.exit_col, self.shortcuts,
+            self._df, self._db, self._pf, self._pb, self._lf, self._lb, self._touched,
+            self._heaps)
+        self._ntouched = nt
+        if meet < 0:
+            return FORBIDDEN, None
+        return int(best), self._unpack(meet)
+
+    @property
+    def turns(self):
+        return self.overlay.turns
+
+    def _unpack(self, meet: int) -> np.ndarray:
+        """Original arcs of the search path through ``meet``."""
+        fwd, lev = [], []
+        x = meet
+        while x >= 0:
+            fwd.append(x)
+            lev.append(int(self._lf[x]))
+            x = int(self._pf[x])
+        fwd.reverse()
+        lev = lev[::-1]                        # lev[i]: the step into fwd[i]
+        x = meet
+        while self._pb[x] >= 0:
+            lev.append(int(self._lb[x]))       # the step from x to its backward parent
+            x = int(self._pb[x])
+            fwd.append(x)
+        o, f = self.overlay, self.flat
+        return unpack_steps(np.asarray(fwd, dtype=np.int64), np.asarray(lev, dtype=np.int64),
+                            self.graph.head, o.cell_of, f.cell_base, f.entry_first, f.exit_first,
+                            f.entry_row, f.exit_col, o.arc_to_boundary, f.clique_first,
+                            f.vertex_first, f.vertex_arc, f.edge_first, f.edge_to, f.edge_weight,
+                            self.cell_metric.turn_weight, self.shortcuts, self.turns.to_arc)

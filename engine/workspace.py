@@ -22,6 +22,10 @@ class Workspace:
         self._trees: dict = {}           # (metric name, metric hash) -> TreeQuery
         self._phast = None               # PhastQuery on ``hierarchy``
         self._warm: set = set()          # keys of work already run once
+        self.partition = None            # engine.crp.Partition of ``graph``
+        self._overlay = None             # engine.crp.Overlay on ``partition``
+        self.cell_metric = None          # engine.crp.CellMetric: the last customization
+        self._crp_query = None           # CrpQuery on (overlay, cell_metric)
 
     # --------------------------------------------------------------- hierarchy
     def set_hierarchy(self, hierarchy) -> None:
@@ -78,6 +82,53 @@ class Workspace:
             from engine.phast import PhastQuery
             self._phast = PhastQuery(h, self.backend)
         return self._phast
+
+    # -------------------------------------------------------------------- CRP
+    def set_partition(self, partition) -> None:
+        """Use ``partition`` (refused for another graph); the overlay and the
+        customization built on the old one go."""
+        if partition is not None and not partition.matches(self.graph):
+            raise ValueError("the partition was made for another graph")
+        self.partition = partition
+        self._overlay = self.cell_metric = self._crp_query = None
+
+    def load_partition(self, path):
+        from engine.crp.partition import Partition
+        p = Partition.load(path, self.graph)
+        self.set_partition(p)
+        return p
+
+    def overlay(self, progress=None, cancel=None):
+        """The CRP overlay, built on first use (partitioning with defaults if needed)."""
+        if self.partition is None:
+            from engine.crp.partition import partition_graph
+            self.set_partition(partition_graph(self.graph, progress=progress, cancel=cancel))
+        if self._overlay is None:
+            from engine.crp.overlay import Overlay
+            self._overlay = Overlay(self.graph, self.partition)
+        return self._overlay
+
+    def customize(self, decoder, cancel=None, on_level=None):
+        """Customize the overlay for ``decoder`` on this backend; becomes the metric
+        that CRP routes use. The first customization per backend is preceded by an
+        untimed one, so the times shown exclude compilation."""
+        from engine.crp.customize import customize
+        overlay = self.overlay(cancel=cancel)
+        self.warm_once(("crp", id(overlay), self.backend.name),
+                       lambda: customize(overlay, decoder, self.backend))
+        metric = customize(overlay, decoder, self.backend, cancel=cancel, on_level=on_level)
+        self.cell_metric, self._crp_query = metric, None
+        return metric
+
+    def crp_router(self):
+        """The CRP query on the current customization, warmed up once."""
+        if self.cell_metric is None:
+            raise ValueError("there is no CRP customization: customize a decoder first")
+        if self._crp_query is None:
+            from engine.crp.query import CrpQuery
+            self._crp_query = CrpQuery(self._overlay, self.cell_metric)
+            self._warm_up_router(self._crp_query)
+        return self._crp_query
 
     def warm_once(self, key, fn) -> None:
         """Run ``fn()`` untimed the first time ``key`` is seen: compilation, tuning and

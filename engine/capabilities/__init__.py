@@ -84,7 +84,7 @@ def get(name: str) -> Capability:
         raise KeyError(f"unknown capability {name!r}; known: {', '.join(_registry)}") from None
 
 
-BUILTINS = ("info", "route", "tree", "compare", "contract")
+BUILTINS = ("info", "route", "tree", "compare", "contract", "partition", "customize")
 
 
 def all_capabilities() -> list[Capability]:
@@ -103,4 +103,5 @@ def _load_builtins() -> None:
     global _builtins_loaded
     if not _builtins_loaded:
         _builtins_loaded = True
-        from engine.capabilities import info, route, tree, compare, contract  # noqa: F401  (BUILTINS)
+        from engine.capabilities import (info, route, tree, compare, contract,  # noqa: F401
+                                         partition, customize)                # (BUILTINS)

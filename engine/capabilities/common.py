@@ -33,3 +33,28 @@ def text_lines(lines: list[str], written: str | None, what: str) -> str:
 def file_ids(graph, nodes):
     """Internal node indices as the file's node ids (a list of ints)."""
     return graph.node_id[nodes].tolist()
+
+
+PARTITION = Param("partition", str, None, "CRP partition (.rlp); made with default levels "
+                  "when absent", file=True)
+DECODER = Param("decoder", str, None, "CRP metric decoder: a shipped name (car-fastest, "
+                "dimacs-time, ...) or a .toml file; default: car-fastest on maps, "
+                "dimacs-time on DIMACS")
+
+
+def use_partition_file(workspace, params: dict) -> None:
+    """Load the ``partition`` file parameter into the workspace (refused for another graph)."""
+    path = params.get("partition")
+    if path:
+        workspace.load_partition(path)
+
+
+def decoder_for(workspace, params: dict):
+    """The decoder named by the ``decoder`` parameter, or the graph's natural default."""
+    from engine.crp.decoder import load_decoder
+    name = params.get("decoder")
+    if not name:
+        g = workspace.graph
+        name = ("car-fastest" if "road_class" in g.arc_attrs else
+                "dimacs-time" if "travel_time" in g.metrics else "dimacs-distance")
+    return load_decoder(name)

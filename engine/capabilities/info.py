@@ -1,7 +1,7 @@
 """info: what a graph holds (sizes, metrics and their ranges, attributes, restrictions)."""
 from __future__ import annotations
 
-from engine.capabilities import Capability, register
+from engine.capabilities import Capability, Param, register
 from engine.io import siblings_used
 
 
@@ -20,7 +20,18 @@ def describe(workspace, params: dict, ctx) -> dict:
         "arc_geometry": graph.geometry_first is not None,
         "turn_restrictions": len(restrictions) if restrictions is not None else 0,
         "license": graph.data_license,
+        **_partition(workspace, params),
     }
+
+
+def _partition(workspace, params: dict) -> dict:
+    """The CRP partition's cells and boundary arcs per level, when one is given."""
+    if params.get("partition"):
+        workspace.load_partition(params["partition"])
+    if workspace.partition is None:
+        return {}
+    from engine.crp.partition import partition_report
+    return {"partition": partition_report(workspace.graph, workspace.partition)}
 
 
 def text(r: dict) -> str:
@@ -34,12 +45,26 @@ def text(r: dict) -> str:
               f"  turn restrictions: {r['turn_restrictions']:,}"]
     if r["license"]:
         lines.append(f"  data: {r['license']}")
+    lines += _partition_lines(r.get("partition"))
     if "load_seconds" in r:
         lines.append(f"  loaded in {r['load_seconds']:.3f} s")
     return "\n".join(lines)
 
 
+def _partition_lines(p: dict | None) -> list[str]:
+    if not p:
+        return []
+    lines = ["  CRP partition (level: cell size, cells, boundary arcs):"]
+    for i, size in enumerate(p["cell_sizes_log2"]):
+        mezz = "  (mezzanine: customization only)" if p["mezzanine"][i] else ""
+        lines.append(f"    {i}: 2^{size}, {p['cells'][i]:,} cells, "
+                     f"{p['boundary_arcs'][i]:,} boundary arcs{mezz}")
+    return lines
+
+
 INFO = register(Capability(
-    name="info", label="Graph information", help="describe a graph", params=(),
+    name="info", label="Graph information", help="describe a graph",
+    params=(Param("partition", str, None, "also report this CRP partition (.rlp): cells "
+                  "and boundary arcs per level", file=True),),
     run=describe, result_kind="report", to_json=lambda ws, params, result: dict(result),
     to_text=text, needs_backend=False))

@@ -33,6 +33,9 @@ class CellMetric:
     total_ms: float = 0.0
     backend: str = "cpu"
     unit: str = ""
+    decode_ms: float = 0.0
+    notes: tuple = ()
+    decoder: object = None
 
     def level_weights(self, level: int) -> np.ndarray:
         """The weights the local edges of ``level`` index: turns, or S_{level-1}."""
@@ -47,9 +50,8 @@ def customize_costs(overlay, arc_cost, turn_weight, *, name: str = "", unit: str
     metric = CellMetric(overlay, name, arc_cost, turn_weight, [], unit=unit)
     t_all = time.perf_counter()
     for topo in overlay.levels:
-        if cancel is not None and cancel():
-            from engine.progress import Cancelled
-            raise Cancelled()
+        if cancel is not None:
+            cancel.check()            # an engine.progress.CancelToken: raises Cancelled
         t0 = time.perf_counter()
         s = np.empty(topo.num_shortcuts, dtype=np.int32)
         if customize_cells(topo.vertex_first, topo.entry_first, topo.exit_first, topo.edge_first,
@@ -67,4 +69,37 @@ def customize_costs(overlay, arc_cost, turn_weight, *, name: str = "", unit: str
     return metric
 
 
-__all__ = ["CellMetric", "CostOverflow", "customize_costs", "FORBIDDEN"]
+def customize(overlay, decoder, backend=None, *, cancel=None, on_level=None) -> CellMetric:
+    """Decode ``decoder`` into arc and turn costs and cost every cell, on ``backend``
+    (the CPU when None). The decoder's inputs are uploaded once per overlay and backend."""
+    from engine.crp.decode import DecodeInputs
+    name = getattr(backend, "name", "cpu")
+    inputs = overlay.__dict__.setdefault("_decode_inputs", {}).get(name)
+    if inputs is None:
+        inputs = DecodeInputs(overlay.graph, overlay.turns, backend if name == "gpu" else None)
+        overlay._decode_inputs[name] = inputs
+    t0 = time.perf_counter()
+    costs = inputs.decode(decoder)
+    decode_ms = (time.perf_counter() - t0) * 1000
+    unit = _unit(overlay.graph, decoder)
+    if name == "gpu":
+        metric = customize_costs_gpu(overlay, costs.arc_cost, costs.turn_weight, backend,
+                                     name=decoder.name, unit=unit, cancel=cancel, on_level=on_level)
+    else:
+        metric = customize_costs(overlay, costs.arc_cost, costs.turn_weight, name=decoder.name,
+                                 unit=unit, cancel=cancel, on_level=on_level)
+    metric.decode_ms = decode_ms
+    metric.notes = tuple(costs.notes)
+    metric.decoder = decoder
+    return metric
+
+
+def _unit(graph, decoder) -> str:
+    if decoder.kind == "time":
+        return "ds"
+    if decoder.kind == "distance":
+        return "m"
+    return graph.metric_units.get(decoder.metric, "")
+
+
+__all__ = ["CellMetric", "CostOverflow", "customize", "customize_costs", "FORBIDDEN"]

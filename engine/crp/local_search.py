@@ -49,9 +49,11 @@ def _pop(hd, hv, size):
 
 
 @nb.njit(cache=True)
-def _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, via, hd, hv):
+def _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, via, hd, hv,
+              stop=-1):
     """Distances from local vertex ``source`` over the cell whose vertices start at the
-    global index v0; ``via`` gets each vertex's incoming edge. Returns overflow."""
+    global index v0 (up to ``stop`` if given); ``via`` gets each vertex's incoming edge.
+    Returns overflow."""
     for i in range(nv):
         dist[i] = FORBIDDEN
         via[i] = -1
@@ -62,6 +64,8 @@ def _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, v
         d, u, size = _pop(hd, hv, size)
         if d > dist[u]:
             continue
+        if u == stop:
+            break
         for e in range(edge_first[v0 + u], edge_first[v0 + u + 1]):
             w = weights[edge_weight[e]]
             if w == FORBIDDEN:
@@ -114,7 +118,7 @@ def local_path(v0, nv, source, target, edge_first, edge_to, edge_weight, weights
     ecount = edge_first[v0 + nv] - edge_first[v0]
     hd = np.empty(ecount + 1, dtype=np.int64)
     hv = np.empty(ecount + 1, dtype=np.int64)
-    _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, via, hd, hv)
+    _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, via, hd, hv, target)
     if dist[target] == FORBIDDEN:
         return np.empty(0, dtype=np.int64), dist[target]
     n = 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.crp.flat import flatten
+from engine.crp.query_space import query_space
 from engine.crp.local_search import FORBIDDEN
 from engine.crp.search import bidirectional
 from engine.crp.unpack import unpack_steps
@@ -28,6 +29,8 @@ class CrpQuery:
         self.graph = g = overlay.graph
         self.metric = metric.name
         self.flat = flatten(overlay)
+        self.space = query_space(overlay, self.flat)
+        self.turn_weight_q = metric.turn_weight[self.space.turn_order]
         self.shortcuts = (np.concatenate(metric.shortcuts) if metric.shortcuts
                           else np.zeros(0, np.int32))
         m = g.num_arcs
@@ -86,17 +89,16 @@ class CrpQuery:
         return path_from_arcs(g, src, dst, self.metric, cost, arcs)
 
     def _search(self, s_node, t_node, sources, source_cost, targets):
-        o, f, g = self.overlay, self.flat, self.graph
+        o, q = self.overlay, self.space
         self.reset()
         self._cs[:] = o.cell_of[:, s_node]
         self._ct[:] = o.cell_of[:, t_node]
-        t = self.turns
         best, meet, nt = bidirectional(
-            sources.astype(np.int32), source_cost.astype(np.int64), targets.astype(np.int32),
-            t.first_turn, t.to_arc, t.first_turn_in, t.turn_in, t.from_arc,
-            self.cell_metric.turn_weight, g.head, g.tail, o.arc_level, o.query_level, o.cell_of,
-            self._cs, self._ct, o.arc_to_boundary, f.cell_base, f.entry_first, f.entry_arc,
-            f.exit_first, f.exit_arc, f.clique_first, f.entry_row, f.exit_col, self.shortcuts,
+            q.q_of_arc[sources], source_cost.astype(np.int64), q.q_of_arc[targets],
+            q.first_turn, q.to_q, q.first_turn_in, q.turn_in, q.from_q, self.turn_weight_q,
+            q.head, q.tail, q.arc_level, o.query_level, o.cell_of, self._cs, self._ct, q.a2b,
+            q.cell_base, q.entry_first, q.entry_q, q.exit_first, q.exit_q, q.clique_first,
+            q.entry_row, q.exit_col, self.shortcuts,
             self._df, self._db, self._pf, self._pb, self._lf, self._lb, self._touched,
             self._heaps)
         self._ntouched = nt
@@ -124,8 +126,25 @@ class CrpQuery:
             x = int(self._pb[x])
             fwd.append(x)
         o, f = self.overlay, self.flat
-        return unpack_steps(np.asarray(fwd, dtype=np.int64), np.asarray(lev, dtype=np.int64),
+        arcs = self.space.arc_of_q[np.asarray(fwd, dtype=np.int64)].astype(np.int64)
+        return unpack_steps(arcs, np.asarray(lev, dtype=np.int64),
                             self.graph.head, o.cell_of, f.cell_base, f.entry_first, f.exit_first,
                             f.entry_row, f.exit_col, o.arc_to_boundary, f.clique_first,
                             f.vertex_first, f.vertex_arc, f.edge_first, f.edge_to, f.edge_weight,
                             self.cell_metric.turn_weight, self.shortcuts, self.turns.to_arc)
+
+
+def path_turns(query: CrpQuery, arcs) -> dict:
+    """The turns a path takes, counted by type, and the turn costs it pays (the turn
+    weights less the next arcs' own costs), in the customization's unit."""
+    from engine.crp.turns import TURN_TYPES
+    turns, metric = query.overlay.turns, query.cell_metric
+    arcs = np.asarray(arcs, dtype=np.int64)
+    by_type = dict.fromkeys(TURN_TYPES, 0)
+    cost = 0
+    for a, b in zip(arcs[:-1], arcs[1:]):
+        lo, hi = turns.first_turn[a], turns.first_turn[a + 1]
+        t = lo + int(np.flatnonzero(turns.to_arc[lo:hi] == b)[0])
+        by_type[TURN_TYPES[turns.turn_type[t]]] += 1
+        cost += int(metric.turn_weight[t]) - int(metric.arc_cost[b])
+    return {"by_type": by_type, "cost": cost, "unit": metric.unit}

@@ -1,0 +1,27 @@
+"""CRP: turn-aware multilevel overlay, metric decoders, customization and queries
+(Delling, Kobitzsch, Werneck, "Customizing Driving Directions with GPUs").
+
+Phases are types, as in RoutingKit and OSRM:
+
+    turns.py        turn_graph(graph) -> Turns: allowed turns with types, bans removed
+    partition.py    partition_graph(graph) -> Partition (nested METIS cells; .rlp files)
+    overlay.py      Overlay(graph, partition): entries, exits, matrix layout, local graphs
+    decoder.py      Decoder: a TOML metric decoder (data, never code); expression.py
+    decode.py       decode(...) -> arc costs and turn weights (one kernel, Numba twin)
+    customize.py    customize(overlay, decoder, backend) -> CellMetric
+    local_search.py the CPU twin of customization; local searches for unpacking
+    search.py       the bidirectional overlay query; unpack.py: shortcuts to arcs
+    query.py        CrpQuery(overlay, metric): route(s, t) -> Path, with reset()
+"""
+from __future__ import annotations
+
+from engine.crp.customize import CellMetric, CostOverflow, customize, customize_costs
+from engine.crp.decoder import Decoder, DecoderError, load_decoder, shipped_decoders
+from engine.crp.overlay import Overlay
+from engine.crp.partition import Partition, partition_graph
+from engine.crp.query import CrpQuery
+from engine.crp.turns import TURN_TYPES, Turns, turn_graph
+
+__all__ = ["CellMetric", "CostOverflow", "customize", "customize_costs", "Decoder",
+           "DecoderError", "load_decoder", "shipped_decoders", "Overlay", "Partition",
+           "partition_graph", "CrpQuery", "TURN_TYPES", "Turns", "turn_graph"]

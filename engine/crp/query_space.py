@@ -1,0 +1,76 @@
+"""The query's own numbering of arcs: boundary arcs of the highest level first, then
+of each lower level, then the rest; within a group by the cells around the head.
+
+A query settles few arcs but relaxes whole shortcut rows; in this numbering the top
+levels' arcs, and a cell's exits, sit close together, so the search's state arrays
+stay in cache. The turn CSR and the cells' entry and exit lists are renumbered
+alike; a boundary arc's index among the boundary arcs is its query id.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class QuerySpace:
+    q_of_arc: np.ndarray      # int32 [m]
+    arc_of_q: np.ndarray      # int32 [m]
+    turn_order: np.ndarray    # int64 [T] turn ids in the query's turn order
+    first_turn: np.ndarray    # int32 [m+1] by from query id
+    to_q: np.ndarray          # int32 [T]
+    from_q: np.ndarray        # int32 [T]
+    first_turn_in: np.ndarray  # int32 [m+1]
+    turn_in: np.ndarray       # int32 [T] (query turn order) sorted by to_q
+    head: np.ndarray          # int32 [m] head node of each query id
+    tail: np.ndarray
+    arc_level: np.ndarray     # int8 [m]
+    a2b: np.ndarray           # int32 [m]: the query id itself for boundary arcs, else -1
+    cell_base: np.ndarray
+    entry_first: np.ndarray
+    entry_q: np.ndarray       # int32 query ids of the cells' entries
+    exit_first: np.ndarray
+    exit_q: np.ndarray
+    clique_first: np.ndarray
+    entry_row: np.ndarray     # int32 [L, B0] by query id
+    exit_col: np.ndarray
+
+
+def query_space(overlay, flat) -> QuerySpace:
+    """Built once per overlay (kept on it): a new metric only permutes turn weights."""
+    cached = getattr(overlay, "_query_space", None)
+    if cached is not None:
+        return cached
+    g, turns = overlay.graph, overlay.turns
+    m = g.num_arcs
+    cells = overlay.cell_of
+    keys = [np.arange(m)] + [cells[l, g.head] for l in range(cells.shape[0])] + \
+           [-overlay.arc_level.astype(np.int64)]
+    arc_of_q = np.lexsort(keys).astype(np.int32)       # last key sorts first
+    q_of_arc = np.empty(m, dtype=np.int32)
+    q_of_arc[arc_of_q] = np.arange(m, dtype=np.int32)
+    from_q = q_of_arc[turns.from_arc]
+    turn_order = np.argsort(from_q, kind="stable")
+    from_q = from_q[turn_order]
+    to_q = q_of_arc[turns.to_arc][turn_order]
+    turn_in = np.argsort(to_q, kind="stable").astype(np.int32)
+    b0 = overlay.boundary_arc.size
+    arc_level = overlay.arc_level[arc_of_q]
+    a2b = np.where(arc_level > 0, np.arange(m, dtype=np.int32), -1).astype(np.int32)
+    old_b = overlay.arc_to_boundary[arc_of_q[:b0]]      # boundary index of query id k < b0
+    space = QuerySpace(
+        q_of_arc, arc_of_q, turn_order, _offsets(from_q, m), to_q.astype(np.int32),
+        from_q.astype(np.int32), _offsets(to_q[turn_in], m), turn_in,
+        g.head[arc_of_q], g.tail[arc_of_q], arc_level, a2b, flat.cell_base,
+        flat.entry_first, q_of_arc[flat.entry_arc], flat.exit_first, q_of_arc[flat.exit_arc],
+        flat.clique_first, np.ascontiguousarray(flat.entry_row[:, old_b]),
+        np.ascontiguousarray(flat.exit_col[:, old_b]))
+    overlay._query_space = space
+    return space
+
+
+def _offsets(sorted_keys: np.ndarray, m: int) -> np.ndarray:
+    first = np.zeros(m + 1, dtype=np.int32)
+    np.cumsum(np.bincount(sorted_keys, minlength=m), out=first[1:])
+    return first

@@ -2,8 +2,8 @@
 section name to (title, function returning (header, rows)). scripts/bench.py runs them."""
 from __future__ import annotations
 
-from benchmarks import ch, draw, load, route, sssp
+from benchmarks import ch, crp, draw, load, route, sssp
 
 SECTIONS = {}
-for _module in (load, sssp, ch, draw, route):
+for _module in (load, sssp, ch, draw, route, crp):
     SECTIONS.update(_module.SECTIONS)

@@ -94,6 +94,35 @@ def customize(overlay, decoder, backend=None, *, cancel=None, on_level=None) -> 
     return metric
 
 
+def customize_costs_gpu(overlay, arc_cost, turn_weight, backend, customizer=None, *,
+                        name: str = "", unit: str = "", cancel=None,
+                        on_level=None) -> CellMetric:
+    """``customize_costs`` on the GPU (engine.crp.customize_gpu): the same CellMetric,
+    shortcuts as host copies, the device arrays kept on ``metric.device_shortcuts``.
+    Without ``customizer`` the overlay's own is used, built (uploads) on first use."""
+    from engine.crp.customize_gpu import GpuCustomizer
+    if cancel is not None:
+        cancel.check()
+    t_all = time.perf_counter()
+    if customizer is None:
+        customizer = overlay.__dict__.get("_gpu_customizer")
+        if customizer is None or customizer.backend is not backend:
+            customizer = overlay._gpu_customizer = GpuCustomizer(overlay, backend)
+    elif customizer.overlay is not overlay:
+        raise ValueError("the GpuCustomizer was built for another overlay")
+    device_shortcuts, records = customizer.run(turn_weight)
+    host = [np.ascontiguousarray(backend.to_host(a), dtype=np.int32)
+            for a in (arc_cost, turn_weight)]
+    metric = CellMetric(overlay, name, *host, [backend.to_host(s) for s in device_shortcuts],
+                        records, backend="gpu", unit=unit)
+    metric.device_shortcuts = device_shortcuts
+    if on_level is not None:
+        for record in records:
+            on_level(record)
+    metric.total_ms = (time.perf_counter() - t_all) * 1000
+    return metric
+
+
 def _unit(graph, decoder) -> str:
     if decoder.kind == "time":
         return "ds"
@@ -102,4 +131,5 @@ def _unit(graph, decoder) -> str:
     return graph.metric_units.get(decoder.metric, "")
 
 
-__all__ = ["CellMetric", "CostOverflow", "customize", "customize_costs", "FORBIDDEN"]
+__all__ = ["CellMetric", "CostOverflow", "customize", "customize_costs", "customize_costs_gpu",
+           "FORBIDDEN"]

@@ -1,0 +1,258 @@
+"""GpuCustomizer: CRP customization on the GPU by Bellman-Ford (Delling, Kobitzsch,
+Werneck, "Customizing Driving Directions with GPUs"); engine/kernels/crp_customize.cu.
+
+Everything metric-independent goes to the device once, in ``__init__``: each level's
+in-edges (engine.crp.customize_layout), offsets, and the variant that costs it. A run
+then does, level by level on one stream with no host wait (the global variant reads
+a flag every few rounds):
+
+- mapping: ``cost[i] = W[in_weight[i]]`` (W = turn weights, or S of the level below);
+- search: injection, pull rounds until nothing changes, collection into S_l;
+  *local*: one block per (cell, entry batch), distances in shared memory, rounds
+  inside the block (collection fused into the same kernel); *global* (levels with
+  few cells, too few blocks to fill the GPU): one launch per round, a thread per
+  distance in global memory, then a collection kernel.
+
+The variant per level comes from ``default_variant`` or the ``level_variants``
+argument; ``VARIANTS`` maps names to classes, so another one (microinstructions for
+level 0) plugs in with ``register_variant``. Results equal the CPU's
+``customize_costs`` bit for bit, overflow (CostOverflow) included.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from engine.crp import customize_layout as layout
+from engine.crp.customize import CostOverflow
+
+MODULE = "crp_customize"
+SHARED_INTS = 12288          # 48 KB of static shared memory, the most without opt-in
+GLOBAL_BELOW_CELLS = 32      # fewer cells than this: the global variant (measured)
+MAX_THREADS = 1024           # local: most threads per block
+MIN_BLOCKS = 264             # local: split entries until about 2 blocks per H100 SM
+ROUNDS_PER_CHECK = 8         # global: rounds launched between two reads of the flags
+
+
+def default_variant(topo) -> str:
+    """The paper's rule, local for levels with many cells and global for the few big
+    ones, with the cut where it measured best on an H100 (the paper's is 100): NY's
+    136-cell level runs local in 0.72 ms (global 0.87), a 1M-node graph's 64-cell
+    level local in 6.8 ms (global 12.8); 17 and 8 cells run global (0.69 vs 1.36 ms,
+    14.3 vs 25.3 ms)."""
+    return "global" if topo.num_cells < GLOBAL_BELOW_CELLS else "local"
+
+
+class DoesNotFit(ValueError):
+    """A variant cannot cost this level (a cell too big for shared memory)."""
+
+
+class LevelVariant:
+    """One level on the device: in-edges, offsets, and the mapping phase. Subclasses
+    implement ``search(S, stats_row) -> dict`` (injection and rounds; stats_row[0] |=
+    overflow, stats_row[1] = rounds) and ``collect(S)``."""
+    name = ""
+
+    def __init__(self, backend, topo, reverse: layout.ReverseCsr, options: dict) -> None:
+        xp = backend.xp
+        self.backend, self.topo, self.options = backend, topo, options
+        self.num_edges = int(reverse.in_from.size)
+        self.vertex_first = xp.asarray(topo.vertex_first, dtype=xp.int32)
+        self.entry_first = xp.asarray(topo.entry_first, dtype=xp.int32)
+        self.exit_first = xp.asarray(topo.exit_first, dtype=xp.int32)
+        self.clique_first = xp.asarray(topo.clique_first, dtype=xp.int64)
+        self.in_first = xp.asarray(reverse.in_first)
+        self.in_from = xp.asarray(reverse.in_from)
+        self.in_weight = xp.asarray(reverse.in_weight)
+        self.in_cost = xp.empty(self.num_edges, dtype=xp.int32)
+        backend.kernel(MODULE, "gather_costs")            # compiled before any timing
+
+    def map_costs(self, weights) -> None:
+        self.backend.launch(MODULE, "gather_costs",
+                            (weights, self.in_weight, self.in_cost, self.num_edges),
+                            threads=self.num_edges)
+
+    def search(self, S, stats_row) -> dict:
+        raise NotImplementedError
+
+    def collect(self, S) -> None:
+        """Write S_l from the distances (nothing to do where the search wrote it)."""
+
+
+class LocalLevel(LevelVariant):
+    name = "local"
+
+    def __init__(self, backend, topo, reverse, options) -> None:
+        super().__init__(backend, topo, reverse, options)
+        t = topo
+        batch = layout.local_batch(t.vertex_first, t.entry_first, t.exit_first, SHARED_INTS,
+                                   options.get("min_blocks", MIN_BLOCKS))
+        if batch == 0:
+            raise DoesNotFit(f"a level-{t.level} cell does not fit in shared memory")
+        cells, entries = layout.entry_blocks(t.entry_first, t.exit_first, batch)
+        ints = layout.shared_bucket(t.vertex_first, t.entry_first, t.exit_first, batch,
+                                    SHARED_INTS)
+        self.batch, self.num_blocks = batch, int(cells.size)
+        self.block_cell = backend.xp.asarray(cells)
+        self.block_entry = backend.xp.asarray(entries)
+        self.defines = (f"DIST_INTS={ints}",)
+        self.threads = options.get("threads") or _block_threads(
+            t, cells, entries, batch, options.get("max_threads", MAX_THREADS))
+        backend.kernel(MODULE, "bf_local", self.defines)
+
+    def search(self, S, stats_row) -> dict:
+        if self.num_blocks:
+            self.backend.launch(
+                MODULE, "bf_local",
+                (self.block_cell, self.block_entry, self.vertex_first, self.entry_first,
+                 self.exit_first, self.in_first, self.in_from, self.in_cost, self.clique_first,
+                 np.int32(self.batch), S, stats_row),
+                grid=(self.num_blocks,), block=(self.threads,), defines=self.defines)
+        return {"batch": self.batch, "blocks": self.num_blocks, "threads": self.threads}
+
+
+def _block_threads(topo, cells, entries, batch, most: int) -> int:
+    """Threads per local block: about 4 distances each on an average block, 64..most."""
+    if cells.size == 0:
+        return 64
+    nv = np.diff(topo.vertex_first)[cells].astype(np.int64)
+    nb = np.minimum(np.diff(topo.entry_first)[cells] - entries, batch)
+    average = float((nv * nb).mean()) / 4
+    return int(min(most, max(64, 1 << max(0, int(average).bit_length() - 1))))
+
+
+class GlobalLevel(LevelVariant):
+    name = "global"
+
+    def __init__(self, backend, topo, reverse, options) -> None:
+        super().__init__(backend, topo, reverse, options)
+        xp, t = backend.xp, topo
+        first = layout.pair_first(t.vertex_first, t.entry_first, t.exit_first)
+        self.pairs = int(first[-1])
+        self.pair_first = xp.asarray(first)
+        self.dist = xp.empty(self.pairs, dtype=xp.int32)
+        self.per_check = int(options.get("rounds_per_check", ROUNDS_PER_CHECK))
+        # pull Bellman-Ford settles within (vertices of the largest cell) + 1 rounds
+        self.max_rounds = int(np.diff(t.vertex_first).max(initial=0)) + 2
+        self.flags = xp.zeros(2 * (self.max_rounds + self.per_check), dtype=xp.int32)
+        for name in ("bf_global_init", "bf_global_round", "bf_global_collect"):
+            backend.kernel(MODULE, name)
+
+    def search(self, S, stats_row) -> dict:
+        if self.pairs == 0:
+            return {"rounds": 0}
+        b, cells = self.backend, np.int32(self.topo.num_cells)
+        self.flags.fill(0)
+        b.launch(MODULE, "bf_global_init", (self.pair_first, cells, self.entry_first,
+                                            self.dist, self.pairs), threads=self.pairs)
+        done = 0
+        while True:
+            for r in range(done, done + self.per_check):
+                b.launch(MODULE, "bf_global_round",
+                         (np.int32(r), self.pair_first, cells, self.vertex_first,
+                          self.entry_first, self.in_first, self.in_from, self.in_cost,
+                          self.dist, self.pairs, self.flags), threads=self.pairs)
+            flags = b.to_host(self.flags[2 * done:2 * (done + self.per_check)]).reshape(-1, 2)
+            quiet = np.flatnonzero(flags[:, 0] == 0)
+            if quiet.size:
+                last = done + int(quiet[0])
+                stats_row[:] = b.xp.asarray([int(flags[quiet[0], 1]), last + 1], dtype=np.int32)
+                return {"rounds": last + 1}
+            done += self.per_check
+            if done >= self.max_rounds:
+                raise RuntimeError(f"level {self.topo.level}: Bellman-Ford did not converge")
+
+    def collect(self, S) -> None:
+        n = self.topo.num_shortcuts
+        self.backend.launch(MODULE, "bf_global_collect",
+                            (self.clique_first, np.int32(self.topo.num_cells), self.pair_first,
+                             self.vertex_first, self.entry_first, self.exit_first, self.dist,
+                             S, n), threads=n)
+
+
+VARIANTS: dict[str, type[LevelVariant]] = {"local": LocalLevel, "global": GlobalLevel}
+
+
+def register_variant(name: str, cls: type[LevelVariant]) -> None:
+    """Make ``name`` a choice of ``level_variants`` (e.g. "microcode" for level 0)."""
+    VARIANTS[name] = cls
+
+
+class GpuCustomizer:
+    """Device state for customizing one overlay; ``run`` costs every level.
+
+    ``level_variants``: None (``default_variant``), a callable topo -> name, a mapping
+    level -> name (levels not named use the default), or a sequence of names. A local
+    level whose largest cell does not fit in shared memory runs global instead.
+    ``options``: threads (local block size), max_threads, min_blocks, rounds_per_check."""
+
+    def __init__(self, overlay, backend, level_variants=None, **options) -> None:
+        self.overlay, self.backend = overlay, backend
+        self.num_turns = overlay.turns.num_turns
+        self.levels: list[LevelVariant] = []
+        for topo in overlay.levels:
+            reverse = layout.reverse_csr(topo.vertex_first, topo.edge_first, topo.edge_to,
+                                         topo.edge_weight)
+            name = _variant_name(level_variants, topo)
+            try:
+                self.levels.append(VARIANTS[name](backend, topo, reverse, options))
+            except DoesNotFit:
+                self.levels.append(GlobalLevel(backend, topo, reverse, options))
+
+    @property
+    def variants(self) -> list[str]:
+        return [lv.name for lv in self.levels]
+
+    def run(self, turn_weight):
+        """(S_l device arrays, per-level records); CostOverflow names the lowest level
+        with a path cost of 2^31 or more."""
+        b, xp = self.backend, self.backend.xp
+        weights = xp.asarray(turn_weight, dtype=xp.int32)
+        if weights.shape != (self.num_turns,):
+            raise ValueError(f"turn weights: {weights.shape} for {self.num_turns} turns")
+        stats = xp.zeros((len(self.levels), 2), dtype=xp.int32)
+        shortcuts, marks, infos = [], [], []
+        for i, lv in enumerate(self.levels):
+            S = xp.empty(lv.topo.num_shortcuts, dtype=xp.int32)
+            m0 = b.mark()
+            lv.map_costs(weights)
+            m1 = b.mark()
+            infos.append(lv.search(S, stats[i]))
+            m2 = b.mark()
+            lv.collect(S)
+            marks.append((m0, m1, m2, b.mark()))
+            shortcuts.append(S)
+            weights = S
+        flags = b.to_host(stats)
+        records = [_record(lv, b, m, info, int(flags[i, 1]))
+                   for i, (lv, m, info) in enumerate(zip(self.levels, marks, infos))]
+        for i, lv in enumerate(self.levels):
+            if flags[i, 0]:
+                raise CostOverflow(f"a path inside a level-{lv.topo.level} cell costs 2^31 or "
+                                   f"more: the decoder's costs are too large for this graph")
+        return shortcuts, records
+
+
+def _variant_name(level_variants, topo) -> str:
+    if level_variants is None:
+        name = default_variant(topo)
+    elif callable(level_variants):
+        name = level_variants(topo)
+    elif isinstance(level_variants, Mapping):
+        name = level_variants.get(topo.level) or default_variant(topo)
+    else:
+        name = level_variants[topo.level]
+    if name not in VARIANTS:
+        raise ValueError(f"unknown customization variant {name!r} for level {topo.level}; "
+                         f"choose one of {', '.join(VARIANTS)}")
+    return name
+
+
+def _record(lv, b, marks, info, rounds) -> dict:
+    m0, m1, m2, m3 = marks
+    t, extra = lv.topo, {k: v for k, v in info.items() if k != "rounds"}
+    return {"level": t.level, "cells": t.num_cells, "shortcuts": t.num_shortcuts,
+            "variant": lv.name, "rounds": rounds, **extra,
+            "ms": {"mapping": b.elapsed_ms(m0, m1), "search": b.elapsed_ms(m1, m2),
+                   "collection": b.elapsed_ms(m2, m3)}}

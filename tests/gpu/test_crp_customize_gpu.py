@@ -1,0 +1,139 @@
+"""GPU CRP customization (engine/crp/customize_gpu.py, kernels crp_customize.cu)
+equals the CPU Dijkstra (customize_costs) bit for bit, level by level: every variant
+table, forbidden turns, NY travel times with a U-turn cost, and overflow.
+
+Partitions come from $ROUTELAB_DATA/crp/NAME.rlp when there (the device has no
+METIS), else from partition_graph."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.crp.customize import CostOverflow, customize_costs, customize_costs_gpu
+from engine.crp.local_search import FORBIDDEN
+from engine.crp.overlay import Overlay
+from engine.crp.turns import U_TURN
+from engine.generate import generate_road_network
+from tests.conftest import DATA, NY_T, need
+
+pytestmark = pytest.mark.gpu
+
+
+def _partition(graph, name):
+    from engine.crp.partition import Partition, partition_graph
+    path = DATA / "crp" / f"{name}.rlp"
+    if path.exists():
+        return Partition.load(path, graph)
+    pytest.importorskip("pymetis", reason=f"no {path} and no METIS to partition")
+    return partition_graph(graph, seed=0)
+
+
+def _turn_weights(o, seed=0, forbidden=0.0, scale=1, u_turn=0):
+    rng = np.random.default_rng(seed)
+    arc = o.graph.metric(None).astype(np.int64)
+    by_type = rng.integers(0, 30, 8)
+    by_type[U_TURN] = u_turn or by_type[U_TURN]
+    tw = (by_type[o.turns.turn_type] + arc[o.turns.to_arc]) * scale
+    tw[rng.random(tw.size) < forbidden] = FORBIDDEN
+    return np.minimum(tw, FORBIDDEN).astype(np.int32)
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    from engine.backend import gpu_backend
+    return gpu_backend()
+
+
+@pytest.fixture(scope="module")
+def gen(gpu):
+    from engine.crp.customize_gpu import GpuCustomizer
+    g = generate_road_network(20_000, seed=5)
+    o = Overlay(g, _partition(g, "gen20k-s5"))
+    assert o.turns.banned > 0
+    return o, GpuCustomizer(o, gpu)
+
+
+def _same(overlay, customizer, tw):
+    ref = customize_costs(overlay, overlay.graph.metric(None), tw)
+    shortcuts, records = customizer.run(tw)
+    assert [r["level"] for r in records] == list(range(overlay.num_levels))
+    for level, (s, expected) in enumerate(zip(shortcuts, ref.shortcuts)):
+        assert np.array_equal(s.get(), expected), f"level {level} ({records[level]['variant']})"
+    return records
+
+
+def test_generated_default_variants(gen):
+    o, customizer = gen
+    records = _same(o, customizer, _turn_weights(o))
+    from engine.crp.customize_gpu import default_variant
+    assert [r["variant"] for r in records] == [default_variant(t) for t in o.levels]
+    assert {"local", "global"} <= {r["variant"] for r in records}
+    assert all(set(r["ms"]) == {"mapping", "search", "collection"} for r in records)
+
+
+def _alternate(topo):
+    return "local" if topo.level % 2 else "global"
+
+
+@pytest.mark.parametrize("variants, options", [
+    ("local", {}), ("global", {}),
+    ("local", {"threads": 32, "min_blocks": 100_000}),        # one entry per block
+    (_alternate, {"rounds_per_check": 1}),
+])
+def test_every_variant_on_every_level(gen, gpu, variants, options):
+    from engine.crp.customize_gpu import GpuCustomizer
+    o, _ = gen
+    table = [variants] * o.num_levels if isinstance(variants, str) else variants
+    customizer = GpuCustomizer(o, gpu, table, **options)
+    if isinstance(variants, str):
+        assert customizer.variants == table
+    _same(o, customizer, _turn_weights(o, seed=1))
+
+
+@pytest.mark.parametrize("forbidden", [0.02, 0.3])
+def test_forbidden_turns(gen, forbidden):
+    o, customizer = gen
+    _same(o, customizer, _turn_weights(o, seed=2, forbidden=forbidden))
+
+
+def test_ny_travel_time_with_u_turn_cost(gpu):
+    from engine.io import load
+    from engine.crp.customize_gpu import GpuCustomizer
+    g = load([need(NY_T)])
+    o = Overlay(g, _partition(g, "ny-t"))
+    customizer = GpuCustomizer(o, gpu)
+    _same(o, customizer, _turn_weights(o, u_turn=1000))
+    _same(o, customizer, _turn_weights(o, seed=4, forbidden=0.01, u_turn=50))
+
+
+@pytest.mark.parametrize("variants", [None, "local", "global"])
+def test_overflow_raises_like_the_cpu(gen, gpu, variants):
+    """Huge weights: CostOverflow on the same level as the CPU's (level 0 for the
+    first scale, a higher level for the second)."""
+    from engine.crp.customize_gpu import GpuCustomizer
+    o, customizer = gen
+    if variants is not None:
+        customizer = GpuCustomizer(o, gpu, [variants] * o.num_levels)
+    top = customize_costs(o, o.graph.metric(None), _turn_weights(o)).shortcuts[-2]
+    for scale in (2_000_000, int(1.2 * 2**31 / top[top < FORBIDDEN].max())):
+        tw = _turn_weights(o, scale=scale)
+        with pytest.raises(CostOverflow) as cpu:
+            customize_costs(o, o.graph.metric(None), tw)
+        with pytest.raises(CostOverflow, match=str(cpu.value).split(" cell")[0]):
+            customizer.run(tw)
+
+
+def test_customize_costs_gpu_metric(gen, gpu):
+    o, customizer = gen
+    tw = _turn_weights(o, seed=5)
+    ref = customize_costs(o, o.graph.metric(None), tw)
+    seen = []
+    metric = customize_costs_gpu(o, o.graph.metric(None), gpu.xp.asarray(tw), gpu, customizer,
+                                 name="x", on_level=seen.append)
+    assert metric.backend == "gpu" and len(seen) == o.num_levels
+    assert np.array_equal(metric.turn_weight, tw)
+    for s, d, expected in zip(metric.shortcuts, metric.device_shortcuts, ref.shortcuts):
+        assert isinstance(s, np.ndarray) and np.array_equal(s, expected)
+        assert np.array_equal(d.get(), expected)
+    again = customize_costs_gpu(o, o.graph.metric(None), tw, gpu)   # the overlay's own
+    assert all(np.array_equal(a, b) for a, b in zip(again.shortcuts, ref.shortcuts))

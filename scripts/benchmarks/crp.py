@@ -92,8 +92,10 @@ def _customize_row(label, what, metric, baseline=None) -> list[str]:
     levels = ", ".join(f"L{r['level']} {sum(r['ms'].values()):.2f}" for r in metric.timings)
     ratio = f"; {(baseline.decode_ms + baseline.total_ms) / total:.0f}x the CPU twin" if baseline else ""
     n = metric.overlay.graph.num_nodes
+    copy = getattr(metric, "copy_ms", 0.0)
+    copy_note = f"; then {copy:.2f} ms to copy the matrices to the host for the CPU query" if copy else ""
     return [label, what, f"{total:.2f} ms",
-            f"decode {metric.decode_ms:.2f} ms + levels [{levels}] ms; "
+            f"decode (incl. program upload) {metric.decode_ms:.2f} ms + levels [{levels}] ms{copy_note}; "
             f"{total * 1e6 / n:.1f} ns per node{ratio}; median of {RUNS}"]
 
 

@@ -1,0 +1,57 @@
+"""CRP customized on the GPU: the shortcut matrices equal the CPU twin's level by
+level, and routes on them equal the independent turn-aware oracle on 1,000 random
+pairs per graph and decoder (NY dimacs-time, Porto and Heidelberg car-fastest and
+delivery from their caches, the generated network)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.crp import CrpQuery, Overlay, customize, load_decoder, partition_graph
+from tests.conftest import DATA, NY_T, need
+from tests.engine.test_crp import compare_with_oracle
+
+pytestmark = pytest.mark.gpu
+
+
+def _graph(name):
+    from engine.io import load
+    from engine.io.cache import load_cache
+    if name == "generated":
+        from engine.generate import generate_road_network
+        return generate_road_network(50_000, seed=7)
+    if name == "ny":
+        return load([need(NY_T)])
+    for suffix in (".rlg", ".osm.pbf"):
+        path = DATA / "osm" / f"{name}{suffix}"
+        if path.exists():
+            return load_cache(path) if suffix == ".rlg" else load([path])
+    pytest.skip(f"no {name} graph under {DATA / 'osm'}")
+
+
+def _partition(graph):
+    try:
+        return partition_graph(graph, seed=0)
+    except ImportError:
+        pytest.skip("pymetis is not installed here")
+
+
+@pytest.mark.parametrize("name, decoders", [
+    ("ny", ["dimacs-time"]),
+    ("porto_portugal", ["car-fastest", "delivery"]),
+    ("heidelberg", ["car-fastest", "delivery"]),
+    ("generated", ["car-fastest", "delivery"]),
+])
+def test_gpu_customization_routes_match_oracle(name, decoders):
+    from engine.backend import gpu_backend
+    g = _graph(name)
+    overlay = Overlay(g, _partition(g))
+    for decoder_name in decoders:
+        decoder = load_decoder(decoder_name)
+        gpu = customize(overlay, decoder, gpu_backend())
+        cpu = customize(overlay, decoder)
+        for level, (a, b) in enumerate(zip(cpu.shortcuts, gpu.shortcuts)):
+            assert np.array_equal(a, b), f"{name} {decoder_name}: level {level} differs"
+        assert np.array_equal(cpu.turn_weight, gpu.turn_weight)
+        checked = compare_with_oracle(g, overlay, gpu, CrpQuery(overlay, gpu), 50, 20, seed=3)
+        assert checked == 1000

@@ -1,0 +1,85 @@
+"""The lowest level's microinstructions on the GPU (engine/kernels/crp_microcode.cu)
+equal the CPU runner and the Dijkstra reference (customize_cells) bit for bit: a
+generated network with banned and forbidden turns under several block packings, NY
+travel times, and overflow.
+
+Partitions come from $ROUTELAB_DATA/crp/NAME.rlp when there (the device has no METIS),
+else from partition_graph."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.crp.customize import CostOverflow
+from engine.crp.microcode import compile_microcode, run_microcode_cpu
+from engine.crp.microcode_gpu import DeviceMicrocode, run_microcode_gpu
+from engine.crp.overlay import Overlay
+from engine.generate import generate_road_network
+from tests.conftest import DATA, NY_T, need
+from tests.engine.test_crp_microcode import _turn_weights
+from tests.engine.test_crp_microcode import _reference as _with_overflow
+
+pytestmark = pytest.mark.gpu
+
+
+def _reference(o, weights):
+    s, overflow = _with_overflow(o, weights)
+    assert not overflow
+    return s
+
+
+def _partition(graph, name):
+    from engine.crp.partition import Partition, partition_graph
+    path = DATA / "crp" / f"{name}.rlp"
+    if path.exists():
+        return Partition.load(path, graph)
+    pytest.importorskip("pymetis", reason=f"no {path} and no METIS to partition")
+    return partition_graph(graph, seed=0)
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    from engine.backend import gpu_backend
+    return gpu_backend()
+
+
+@pytest.fixture(scope="module")
+def gen():
+    g = generate_road_network(20_000, seed=5)
+    o = Overlay(g, _partition(g, "gen20k-s5"))
+    assert o.turns.banned > 0
+    return o, compile_microcode(o)
+
+
+@pytest.mark.parametrize("slots_per_block", [1, 2048, 6144, 30000])
+def test_generated_equals_cpu(gen, gpu, slots_per_block):
+    o, mc = gen
+    dm = DeviceMicrocode(mc, gpu, slots_per_block)
+    for seed, forbidden in ((0, 0.0), (1, 0.05), (2, 0.3)):
+        tw = _turn_weights(o, seed, forbidden)
+        on_gpu = run_microcode_gpu(dm, gpu.xp.asarray(tw), gpu).get()
+        assert np.array_equal(on_gpu, run_microcode_cpu(mc, tw))
+        assert np.array_equal(on_gpu, _reference(o, tw))
+
+
+def test_ny_travel_time(gpu):
+    from engine.io import load
+    g = load([need(NY_T)])
+    o = Overlay(g, _partition(g, "ny_t"))
+    mc = compile_microcode(o)
+    dm = DeviceMicrocode(mc, gpu)
+    for seed, forbidden in ((0, 0.0), (4, 0.01)):
+        tw = _turn_weights(o, seed, forbidden)
+        on_gpu = run_microcode_gpu(dm, gpu.xp.asarray(tw), gpu).get()
+        assert np.array_equal(on_gpu, _reference(o, tw))
+
+
+def test_overflow_raises(gen, gpu):
+    o, mc = gen
+    dm = DeviceMicrocode(mc, gpu)
+    tw = gpu.xp.asarray(_turn_weights(o, scale=2_000_000))
+    with pytest.raises(CostOverflow, match="level-0"):
+        run_microcode_gpu(dm, tw, gpu)
+    flag = gpu.xp.zeros(1, dtype=np.int32)          # the caller's flag: no sync, no raise
+    run_microcode_gpu(dm, tw, gpu, overflow=flag)
+    assert int(flag.get()[0]) == 1

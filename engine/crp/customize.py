@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.crp.local_search import FORBIDDEN, customize_cells
+from engine.crp.microcode import run_microcode_cpu
 
 
 class CostOverflow(ArithmeticError):
@@ -42,6 +43,15 @@ class CellMetric:
         return self.turn_weight if level == 0 else self.shortcuts[level - 1]
 
 
+def microcode(overlay):
+    """Level 0's microinstructions, compiled once per overlay (metric-independent)."""
+    mc = overlay.__dict__.get("_microcode")
+    if mc is None:
+        from engine.crp.microcode import compile_microcode
+        mc = overlay._microcode = compile_microcode(overlay, 0)
+    return mc
+
+
 def customize_costs(overlay, arc_cost, turn_weight, *, name: str = "", unit: str = "",
                     cancel=None, on_level=None) -> CellMetric:
     """Cost every cell from given arc costs and turn weights on the CPU."""
@@ -53,20 +63,28 @@ def customize_costs(overlay, arc_cost, turn_weight, *, name: str = "", unit: str
         if cancel is not None:
             cancel.check()            # an engine.progress.CancelToken: raises Cancelled
         t0 = time.perf_counter()
-        s = np.empty(topo.num_shortcuts, dtype=np.int32)
-        if customize_cells(topo.vertex_first, topo.entry_first, topo.exit_first, topo.edge_first,
-                           topo.edge_to, topo.edge_weight, metric.level_weights(topo.level),
-                           topo.clique_first, s):
-            raise CostOverflow(f"a path inside a level-{topo.level} cell costs 2^31 or more: "
-                               f"the decoder's costs are too large for this graph")
+        s = _customize_level(overlay, topo, metric.level_weights(topo.level))
         metric.shortcuts.append(s)
         record = {"level": topo.level, "cells": topo.num_cells, "shortcuts": topo.num_shortcuts,
+                  "variant": "microcode" if topo.level == 0 else "dijkstra",
                   "ms": {"search": (time.perf_counter() - t0) * 1000}}
         metric.timings.append(record)
         if on_level is not None:
             on_level(record)
     metric.total_ms = (time.perf_counter() - t_all) * 1000
     return metric
+
+
+def _customize_level(overlay, topo, weights) -> np.ndarray:
+    """S_l on the CPU: microinstructions for level 0, a Dijkstra per entry above."""
+    if topo.level == 0:
+        return run_microcode_cpu(microcode(overlay), weights)
+    s = np.empty(topo.num_shortcuts, dtype=np.int32)
+    if customize_cells(topo.vertex_first, topo.entry_first, topo.exit_first, topo.edge_first,
+                       topo.edge_to, topo.edge_weight, weights, topo.clique_first, s):
+        raise CostOverflow(f"a path inside a level-{topo.level} cell costs 2^31 or more: "
+                           f"the decoder's costs are too large for this graph")
+    return s
 
 
 def customize(overlay, decoder, backend=None, *, cancel=None, on_level=None) -> CellMetric:
@@ -107,7 +125,8 @@ def customize_costs_gpu(overlay, arc_cost, turn_weight, backend, customizer=None
     if customizer is None:
         customizer = overlay.__dict__.get("_gpu_customizer")
         if customizer is None or customizer.backend is not backend:
-            customizer = overlay._gpu_customizer = GpuCustomizer(overlay, backend)
+            customizer = overlay._gpu_customizer = GpuCustomizer(overlay, backend,
+                                                                 microcode=microcode(overlay))
     elif customizer.overlay is not overlay:
         raise ValueError("the GpuCustomizer was built for another overlay")
     device_shortcuts, records = customizer.run(turn_weight)

@@ -28,10 +28,11 @@ def _partition(workspace, params: dict) -> dict:
     """The CRP partition's cells and boundary arcs per level, when one is given."""
     if params.get("partition"):
         workspace.load_partition(params["partition"])
-    if workspace.partition is None:
+    partition = getattr(workspace, "partition", None)     # any object with a graph will do
+    if partition is None:
         return {}
     from engine.crp.partition import partition_report
-    return {"partition": partition_report(workspace.graph, workspace.partition)}
+    return {"partition": partition_report(workspace.graph, partition)}
 
 
 def text(r: dict) -> str:

@@ -14,18 +14,10 @@ from engine.crp.local_search import FORBIDDEN
 from engine.crp.overlay import Overlay
 from engine.crp.turns import U_TURN
 from engine.generate import generate_road_network
-from tests.conftest import DATA, NY_T, need
+from tests.conftest import NY_T, need
+from tests.gpu.crp_partitions import partition_for
 
 pytestmark = pytest.mark.gpu
-
-
-def _partition(graph, name):
-    from engine.crp.partition import Partition, partition_graph
-    path = DATA / "crp" / f"{name}.rlp"
-    if path.exists():
-        return Partition.load(path, graph)
-    pytest.importorskip("pymetis", reason=f"no {path} and no METIS to partition")
-    return partition_graph(graph, seed=0)
 
 
 def _turn_weights(o, seed=0, forbidden=0.0, scale=1, u_turn=0):
@@ -48,7 +40,7 @@ def gpu():
 def gen(gpu):
     from engine.crp.customize_gpu import GpuCustomizer
     g = generate_road_network(20_000, seed=5)
-    o = Overlay(g, _partition(g, "gen20k-s5"))
+    o = Overlay(g, partition_for(g, "gen20k-s5"))
     assert o.turns.banned > 0
     return o, GpuCustomizer(o, gpu)
 
@@ -100,7 +92,7 @@ def test_ny_travel_time_with_u_turn_cost(gpu):
     from engine.io import load
     from engine.crp.customize_gpu import GpuCustomizer
     g = load([need(NY_T)])
-    o = Overlay(g, _partition(g, "ny-t"))
+    o = Overlay(g, partition_for(g, "ny-t"))
     customizer = GpuCustomizer(o, gpu)
     _same(o, customizer, _turn_weights(o, u_turn=1000))
     _same(o, customizer, _turn_weights(o, seed=4, forbidden=0.01, u_turn=50))

@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.crp import CrpQuery, Overlay, customize, load_decoder, partition_graph
+from engine.crp import CrpQuery, Overlay, customize, load_decoder
 from tests.conftest import DATA, NY_T, need
+from tests.gpu.crp_partitions import partition_for
 from tests.engine.test_crp import compare_with_oracle
 
 pytestmark = pytest.mark.gpu
@@ -29,13 +30,6 @@ def _graph(name):
     pytest.skip(f"no {name} graph under {DATA / 'osm'}")
 
 
-def _partition(graph):
-    try:
-        return partition_graph(graph, seed=0)
-    except ImportError:
-        pytest.skip("pymetis is not installed here")
-
-
 @pytest.mark.parametrize("name, decoders", [
     ("ny", ["dimacs-time"]),
     ("porto_portugal", ["car-fastest", "delivery"]),
@@ -45,7 +39,7 @@ def _partition(graph):
 def test_gpu_customization_routes_match_oracle(name, decoders):
     from engine.backend import gpu_backend
     g = _graph(name)
-    overlay = Overlay(g, _partition(g))
+    overlay = Overlay(g, partition_for(g))
     for decoder_name in decoders:
         decoder = load_decoder(decoder_name)
         gpu = customize(overlay, decoder, gpu_backend())

@@ -15,7 +15,8 @@ from engine.crp.microcode import compile_microcode, run_microcode_cpu
 from engine.crp.microcode_gpu import DeviceMicrocode, run_microcode_gpu
 from engine.crp.overlay import Overlay
 from engine.generate import generate_road_network
-from tests.conftest import DATA, NY_T, need
+from tests.conftest import NY_T, need
+from tests.gpu.crp_partitions import partition_for
 from tests.engine.test_crp_microcode import _turn_weights
 from tests.engine.test_crp_microcode import _reference as _with_overflow
 
@@ -28,15 +29,6 @@ def _reference(o, weights):
     return s
 
 
-def _partition(graph, name):
-    from engine.crp.partition import Partition, partition_graph
-    path = DATA / "crp" / f"{name}.rlp"
-    if path.exists():
-        return Partition.load(path, graph)
-    pytest.importorskip("pymetis", reason=f"no {path} and no METIS to partition")
-    return partition_graph(graph, seed=0)
-
-
 @pytest.fixture(scope="module")
 def gpu():
     from engine.backend import gpu_backend
@@ -46,7 +38,7 @@ def gpu():
 @pytest.fixture(scope="module")
 def gen():
     g = generate_road_network(20_000, seed=5)
-    o = Overlay(g, _partition(g, "gen20k-s5"))
+    o = Overlay(g, partition_for(g, "gen20k-s5"))
     assert o.turns.banned > 0
     return o, compile_microcode(o)
 
@@ -65,7 +57,7 @@ def test_generated_equals_cpu(gen, gpu, slots_per_block):
 def test_ny_travel_time(gpu):
     from engine.io import load
     g = load([need(NY_T)])
-    o = Overlay(g, _partition(g, "ny_t"))
+    o = Overlay(g, partition_for(g, "ny_t"))
     mc = compile_microcode(o)
     dm = DeviceMicrocode(mc, gpu)
     for seed, forbidden in ((0, 0.0), (4, 0.01)):

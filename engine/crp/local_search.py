@@ -13,6 +13,16 @@ import numpy as np
 FORBIDDEN = np.iinfo(np.int32).max
 
 
+@nb.njit(cache=True)
+def grow(x, need):
+    """``x``, or a copy at least twice as long holding its values, with room for ``need``."""
+    if need <= x.size:
+        return x
+    y = np.empty(max(need, 2 * x.size), dtype=x.dtype)
+    y[:x.size] = x
+    return y
+
+
 @nb.njit(cache=True, inline="always")
 def _push(hd, hv, size, d, v):
     i = size

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from engine.crp.local_search import FORBIDDEN
+from engine.crp.local_search import FORBIDDEN, grow
 
 _FREE_SCAN = 16      # free slots looked at before a fresh one is taken
 _CHUNK = 256         # cells compiled by one task
@@ -115,15 +115,6 @@ def compile_microcode(overlay, level: int = 0) -> Microcode:
 
 
 # ------------------------------------------------------------------ compilation
-@nb.njit(cache=True)
-def _grow(x, need):
-    if need <= x.size:
-        return x
-    y = np.empty(max(need, 2 * x.size), dtype=x.dtype)
-    y[:x.size] = x
-    return y
-
-
 @nb.njit(cache=True)
 def _useful(v0, nv, ne, nx, edge_first, edge_to):
     """Vertices reached from an entry and reaching an exit (entries/exits: one way)."""
@@ -235,7 +226,7 @@ def _contract_cell(v0, nv, ne, nx, edge_first, edge_to, edge_slot, buf):
                 no += 1
         buf = _grow2(buf, count + ni * no)
         count, hz = _emit(v, ins[:ni], outs[:no], slot, hz, free, st, buf, count)
-        free = _grow(free, st[1] + ni + no)
+        free = grow(free, st[1] + ni + no)
         for x in ins[:ni]:
             free[st[1]] = slot[x, v]
             slot[x, v] = -1

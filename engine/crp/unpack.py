@@ -7,7 +7,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from engine.crp.local_search import edge_to_tail, local_path
+from engine.crp.local_search import edge_to_tail, grow, local_path
 
 
 @nb.njit(cache=True)
@@ -23,7 +23,9 @@ def unpack_steps(step_arc, step_level, head, cells, cell_base, entry_first, exit
     stack_x = np.empty(64, dtype=np.int64)
     for i in range(step_arc.size):
         if i == 0 or step_level[i] < 0:
-            out, n = _append(out, n, step_arc[i])
+            out = grow(out, n + 1)
+            out[n] = step_arc[i]
+            n += 1
             continue
         stack_l[0], stack_k[0], stack_x[0] = step_level[i], step_arc[i - 1], step_arc[i]
         top = 1
@@ -43,10 +45,13 @@ def unpack_steps(step_arc, step_level, head, cells, cell_base, entry_first, exit
                 raise RuntimeError("a shortcut has no path in its cell")
             if l == 0:
                 for k in range(edges.size):
-                    out, n = _append(out, n, to_arc[edge_weight[edges[k]]])
+                    out = grow(out, n + 1)
+                    out[n] = to_arc[edge_weight[edges[k]]]
+                    n += 1
             else:
-                if top + edges.size > stack_l.size:
-                    stack_l, stack_k, stack_x = _grow(stack_l, stack_k, stack_x, top + edges.size)
+                stack_l = grow(stack_l, top + edges.size)
+                stack_k = grow(stack_k, top + edges.size)
+                stack_x = grow(stack_x, top + edges.size)
                 for k in range(edges.size - 1, -1, -1):     # pushed in reverse: popped in order
                     ed = edges[k]
                     stack_l[top] = l - 1
@@ -54,21 +59,3 @@ def unpack_steps(step_arc, step_level, head, cells, cell_base, entry_first, exit
                     stack_x[top] = vertex_arc[edge_to[ed]]
                     top += 1
     return out[:n]
-
-
-@nb.njit(cache=True, inline="always")
-def _append(out, n, a):
-    if n == out.size:
-        bigger = np.empty(2 * out.size, dtype=out.dtype)
-        bigger[:n] = out[:n]
-        out = bigger
-    out[n] = a
-    return out, n + 1
-
-
-@nb.njit(cache=True)
-def _grow(a, b, c, need):
-    size = max(need, 2 * a.size)
-    na, nb2, nc = np.empty(size, a.dtype), np.empty(size, b.dtype), np.empty(size, c.dtype)
-    na[:a.size], nb2[:b.size], nc[:c.size] = a, b, c
-    return na, nb2, nc

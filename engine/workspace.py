@@ -108,14 +108,16 @@ class Workspace:
             self._overlay = Overlay(self.graph, self.partition)
         return self._overlay
 
-    def customize(self, decoder, cancel=None, on_level=None):
+    def customize(self, decoder, cancel=None, on_level=None, timed: bool = True):
         """Customize the overlay for ``decoder`` on this backend; becomes the metric
-        that CRP routes use. The first customization per backend is preceded by an
-        untimed one, so the times shown exclude compilation."""
+        that CRP routes use. When its times are shown (``timed``), the first
+        customization per backend is preceded by an untimed one, so they exclude
+        compilation."""
         from engine.crp.customize import customize
         overlay = self.overlay(cancel=cancel)
-        self.warm_once(("crp", id(overlay), self.backend.name),
-                       lambda: customize(overlay, decoder, self.backend))
+        if timed:
+            self.warm_once(("crp", id(overlay), self.backend.name),
+                           lambda: customize(overlay, decoder, self.backend))
         metric = customize(overlay, decoder, self.backend, cancel=cancel, on_level=on_level)
         self.cell_metric, self._crp_query = metric, None
         return metric

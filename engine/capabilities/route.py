@@ -42,7 +42,7 @@ def _crp_route(workspace, params: dict) -> RouteAnswer:
     decoder = decoder_for(workspace, params)
     current = workspace.cell_metric
     if current is None or current.decoder != decoder or current.overlay is not workspace.overlay():
-        workspace.customize(decoder)
+        workspace.customize(decoder, timed=False)    # only the query's time is shown
     router = workspace.crp_router()
     t0 = time.perf_counter()
     path = router.route(int(params["source"]), int(params["target"]))

@@ -31,6 +31,14 @@ class FlatOverlay:
 
 
 def flatten(overlay) -> FlatOverlay:
+    """Built once per overlay (kept on it): every customization's query shares it."""
+    cached = overlay.__dict__.get("_flat")
+    if cached is None:
+        cached = overlay._flat = _flatten(overlay)
+    return cached
+
+
+def _flatten(overlay) -> FlatOverlay:
     levels = overlay.levels
     cell_base, s_base, v_base, e_base = (np.zeros(len(levels), dtype=np.int64) for _ in range(4))
     parts = {k: [] for k in ("ef", "ea", "xf", "xa", "cf", "vf", "va", "edf", "et", "ew")}

@@ -189,7 +189,7 @@ class RoadGraph:
         node_id = _checked_node_ids(num_nodes, node_id)
         lon, lat = _checked_coordinates(num_nodes, lon, lat)
         return cls(
-            first_out=_first_out(t, num_nodes),
+            first_out=csr_offsets(t, num_nodes),
             head=head[order].astype(np.int32),
             metrics={k: w[order].astype(np.int32) for k, w in metrics.items()},
             node_id=node_id, lon=lon, lat=lat, arc_attrs=attrs,
@@ -245,11 +245,12 @@ def _tail_order(tail: np.ndarray, head: np.ndarray) -> tuple[np.ndarray, np.ndar
     return order, new_of_old
 
 
-def _first_out(sorted_tail: np.ndarray, num_nodes: int) -> np.ndarray:
-    """Forward CSR offsets of arcs sorted by tail."""
-    first_out = np.zeros(num_nodes + 1, dtype=np.int32)
-    np.cumsum(np.bincount(sorted_tail, minlength=num_nodes), out=first_out[1:])
-    return first_out
+def csr_offsets(rows: np.ndarray, num_rows: int, dtype=np.int32) -> np.ndarray:
+    """CSR offsets [num_rows + 1] of entries grouped by row, ``rows`` giving each
+    entry's row (e.g. the forward offsets ``first_out`` of arcs sorted by tail)."""
+    first = np.zeros(num_rows + 1, dtype=dtype)
+    np.cumsum(np.bincount(rows, minlength=num_rows), out=first[1:])
+    return first
 
 
 def _reordered_attrs(arc_attrs, m: int, order: np.ndarray) -> dict[str, np.ndarray]:

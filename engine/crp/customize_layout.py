@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.graph import csr_offsets
+
 INT32_MAX = np.iinfo(np.int32).max
 
 
@@ -52,8 +54,7 @@ def reverse_csr(vertex_first, edge_first, edge_to, edge_weight) -> ReverseCsr:
                       or np.any(cell[src] != cell[edge_to])):
         raise ValueError("a local edge leaves its cell")
     order = np.lexsort((src, edge_to))
-    in_first = np.zeros(num_vertices + 1, dtype=np.int32)
-    np.cumsum(np.bincount(edge_to, minlength=num_vertices), out=in_first[1:])
+    in_first = csr_offsets(edge_to, num_vertices)
     v0 = np.asarray(vertex_first, dtype=np.int64)[cell[src[order]]]
     return ReverseCsr(in_first, (src[order] - v0).astype(np.int32),
                       edge_weight[order].astype(np.int32), order.astype(np.int64))

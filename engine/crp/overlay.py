@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.crp.turns import Turns, turn_graph
+from engine.graph import csr_offsets
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,7 +122,7 @@ class Overlay:
         group = np.concatenate([np.where(is_entry, 0, 1), np.full(exit_arc.size, 2)])
         order = np.lexsort((arcs, group, cell))
         vertex_arc = arcs[order].astype(np.int32)
-        vertex_first = _offsets(cell[order], num_cells)
+        vertex_first = csr_offsets(cell[order], num_cells)
         position = np.empty(order.size, dtype=np.int64)
         position[order] = np.arange(order.size)
         inner_vertex = np.full(g.num_arcs, -1, dtype=np.int64)      # arc -> its non-exit vertex
@@ -137,8 +138,7 @@ class Overlay:
         src = inner_vertex[src_arc]
         dst = np.where(same, inner_vertex[dst_arc], exit_vertex[dst_arc])
         by_src = np.argsort(src, kind="stable")
-        edge_first = np.zeros(vertex_arc.size + 1, dtype=np.int64)
-        np.cumsum(np.bincount(src, minlength=vertex_arc.size), out=edge_first[1:])
+        edge_first = csr_offsets(src, vertex_arc.size, np.int64)
         return (vertex_first, vertex_arc, edge_first, dst[by_src].astype(np.int32),
                 weight[by_src])
 
@@ -161,14 +161,8 @@ def _grouped(arcs: np.ndarray, cell: np.ndarray, num_cells: int, arc_to_boundary
     cell indexed by level-0 boundary index (-1 for the others)."""
     order = np.lexsort((arcs, cell))
     sorted_arcs = arcs[order].astype(np.int32)
-    first = _offsets(cell[order], num_cells)
+    first = csr_offsets(cell[order], num_cells)
     pos = np.full(arc_to_boundary.size and int(arc_to_boundary.max()) + 1, -1, dtype=np.int32)
     rank = np.arange(order.size, dtype=np.int64) - first[cell[order]]
     pos[arc_to_boundary[sorted_arcs]] = rank
     return sorted_arcs, first, pos
-
-
-def _offsets(sorted_cells: np.ndarray, num_cells: int) -> np.ndarray:
-    first = np.zeros(num_cells + 1, dtype=np.int32)
-    np.cumsum(np.bincount(sorted_cells, minlength=num_cells), out=first[1:])
-    return first

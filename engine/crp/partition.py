@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.graph import csr_offsets
 from engine.io.atomic import atomic_write
 from engine.io.errors import LoadError
 from engine.io.validate import read_meta, read_npz
@@ -207,8 +208,7 @@ def _split_level(cell, src, dst, target: int, seed: int, report, cancel) -> np.n
     u, v = rank[src[inside]], local[dst[inside]]
     by = np.lexsort((v, u))
     adjncy = v[by].astype(np.int32)
-    xadj = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(u, minlength=n), out=xadj[1:])
+    xadj = csr_offsets(u, n, np.int64)
     part = np.zeros(n, dtype=np.int64)             # by rank
     options = pymetis.Options(seed=seed)
     todo = np.flatnonzero(nparts > 1)

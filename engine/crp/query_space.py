@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.graph import csr_offsets
+
 
 @dataclass(frozen=True, eq=False)
 class QuerySpace:
@@ -60,17 +62,11 @@ def query_space(overlay, flat) -> QuerySpace:
     a2b = np.where(arc_level > 0, np.arange(m, dtype=np.int32), -1).astype(np.int32)
     old_b = overlay.arc_to_boundary[arc_of_q[:b0]]      # boundary index of query id k < b0
     space = QuerySpace(
-        q_of_arc, arc_of_q, turn_order, _offsets(from_q, m), to_q.astype(np.int32),
-        from_q.astype(np.int32), _offsets(to_q[turn_in], m), turn_in,
+        q_of_arc, arc_of_q, turn_order, csr_offsets(from_q, m), to_q.astype(np.int32),
+        from_q.astype(np.int32), csr_offsets(to_q[turn_in], m), turn_in,
         g.head[arc_of_q], g.tail[arc_of_q], arc_level, a2b, flat.cell_base,
         flat.entry_first, q_of_arc[flat.entry_arc], flat.exit_first, q_of_arc[flat.exit_arc],
         flat.clique_first, np.ascontiguousarray(flat.entry_row[:, old_b]),
         np.ascontiguousarray(flat.exit_col[:, old_b]))
     overlay._query_space = space
     return space
-
-
-def _offsets(sorted_keys: np.ndarray, m: int) -> np.ndarray:
-    first = np.zeros(m + 1, dtype=np.int32)
-    np.cumsum(np.bincount(sorted_keys, minlength=m), out=first[1:])
-    return first

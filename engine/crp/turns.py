@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.graph import csr_offsets
+
 TURN_TYPES = ("straight", "slight_right", "right", "sharp_right",
               "slight_left", "left", "sharp_left", "u_turn")
 TURN_TYPE_INDEX = {name: i for i, name in enumerate(TURN_TYPES)}
@@ -59,9 +61,9 @@ def turn_graph(graph) -> Turns:
     keep, banned = _allowed(graph, from_arc, to_arc)
     from_arc, to_arc, turn_type = from_arc[keep], to_arc[keep], turn_type[keep]
     m = graph.num_arcs
-    first_turn = _offsets(from_arc, m)
+    first_turn = csr_offsets(from_arc, m)
     turn_in = np.argsort(to_arc, kind="stable").astype(np.int32)
-    first_turn_in = _offsets(to_arc[turn_in], m)
+    first_turn_in = csr_offsets(to_arc[turn_in], m)
     return Turns(first_turn, to_arc.astype(np.int32), from_arc.astype(np.int32),
                  turn_type.astype(np.int8), first_turn_in, turn_in, banned)
 
@@ -142,9 +144,3 @@ def _neighbour_point(graph, arcs: np.ndarray, at_head: bool) -> np.ndarray:
         idx = np.where(at_head, first[arcs + 1] - 1, first[arcs])[has]
         pts[has] = graph.geometry_lonlat[idx]
     return pts
-
-
-def _offsets(sorted_keys: np.ndarray, m: int) -> np.ndarray:
-    first = np.zeros(m + 1, dtype=np.int32)
-    np.cumsum(np.bincount(sorted_keys, minlength=m), out=first[1:])
-    return first

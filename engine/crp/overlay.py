@@ -97,8 +97,10 @@ class Overlay:
         num_cells = int(cells.max()) + 1 if cells.size else 0
         bnd = self.boundary_arc[self.arc_level[self.boundary_arc] > level]
         head_cell, tail_cell = cells[g.head[bnd]], cells[g.tail[bnd]]
-        entry_arc, entry_first, entry_row = _grouped(bnd, head_cell, num_cells, self.arc_to_boundary)
-        exit_arc, exit_first, exit_col = _grouped(bnd, tail_cell, num_cells, self.arc_to_boundary)
+        entry_arc, entry_first, entry_row = _grouped(bnd, head_cell, num_cells, self.arc_to_boundary,
+                                                       self.boundary_arc.size)
+        exit_arc, exit_first, exit_col = _grouped(bnd, tail_cell, num_cells, self.arc_to_boundary,
+                                                    self.boundary_arc.size)
         ne = np.diff(entry_first).astype(np.int64)
         nx = np.diff(exit_first).astype(np.int64)
         clique_first = np.zeros(num_cells + 1, dtype=np.int64)
@@ -156,13 +158,14 @@ class Overlay:
         return src, dst, np.arange(size.sum(), dtype=np.int64)
 
 
-def _grouped(arcs: np.ndarray, cell: np.ndarray, num_cells: int, arc_to_boundary: np.ndarray):
+def _grouped(arcs: np.ndarray, cell: np.ndarray, num_cells: int, arc_to_boundary: np.ndarray,
+             num_boundary: int):
     """Arcs sorted by (cell, arc id), the cells' offsets, and each arc's position in its
     cell indexed by level-0 boundary index (-1 for the others)."""
     order = np.lexsort((arcs, cell))
     sorted_arcs = arcs[order].astype(np.int32)
     first = csr_offsets(cell[order], num_cells)
-    pos = np.full(arc_to_boundary.size and int(arc_to_boundary.max()) + 1, -1, dtype=np.int32)
+    pos = np.full(num_boundary, -1, dtype=np.int32)
     rank = np.arange(order.size, dtype=np.int64) - first[cell[order]]
     pos[arc_to_boundary[sorted_arcs]] = rank
     return sorted_arcs, first, pos

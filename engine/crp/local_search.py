@@ -1,6 +1,6 @@
 """Dijkstra inside one cell's local graph (Numba): the CPU twin of customization
-(every entry to every exit, cells in parallel) and the path unpacking's local search
-(one entry to one exit, with the edges it took).
+(every entry to every exit, cells in parallel), and the growable arrays that
+microcode and path unpacking share.
 
 Costs are int32 with FORBIDDEN (2^31-1) for "no way"; sums are int64, and a finite
 distance that reaches FORBIDDEN sets the overflow flag instead of wrapping.
@@ -23,7 +23,7 @@ def grow(x, need):
     return y
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, _nrt=False)
 def _push(hd, hv, size, d, v):
     i = size
     hd[i] = d
@@ -38,7 +38,7 @@ def _push(hd, hv, size, d, v):
     return size + 1
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True, _nrt=False)
 def _pop(hd, hv, size):
     d, v = hd[0], hv[0]
     size -= 1
@@ -58,15 +58,12 @@ def _pop(hd, hv, size):
     return d, v, size
 
 
-@nb.njit(cache=True)
-def _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, via, hd, hv,
-              stop=-1):
+@nb.njit(cache=True, _nrt=False)
+def _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, hd, hv):
     """Distances from local vertex ``source`` over the cell whose vertices start at the
-    global index v0 (up to ``stop`` if given); ``via`` gets each vertex's incoming edge.
-    Returns overflow."""
+    global index v0. Returns overflow."""
     for i in range(nv):
         dist[i] = FORBIDDEN
-        via[i] = -1
     dist[source] = 0
     size = _push(hd, hv, 0, 0, source)
     overflow = False
@@ -74,8 +71,6 @@ def _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, v
         d, u, size = _pop(hd, hv, size)
         if d > dist[u]:
             continue
-        if u == stop:
-            break
         for e in range(edge_first[v0 + u], edge_first[v0 + u + 1]):
             w = weights[edge_weight[e]]
             if w == FORBIDDEN:
@@ -87,7 +82,6 @@ def _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, v
                 continue
             if nd < dist[x]:
                 dist[x] = nd
-                via[x] = e
                 size = _push(hd, hv, size, nd, x)
     return overflow
 
@@ -107,51 +101,12 @@ def customize_cells(vertex_first, entry_first, exit_first, edge_first, edge_to, 
             continue
         ecount = edge_first[v0 + nv] - edge_first[v0]
         dist = np.empty(nv, dtype=np.int64)
-        via = np.empty(nv, dtype=np.int64)
         hd = np.empty(ecount + 1, dtype=np.int64)
         hv = np.empty(ecount + 1, dtype=np.int64)
         base = clique_first[c]
         for r in range(ne):
-            if _dijkstra(v0, r, nv, edge_first, edge_to, edge_weight, weights, dist, via, hd, hv):
+            if _dijkstra(v0, r, nv, edge_first, edge_to, edge_weight, weights, dist, hd, hv):
                 overflow[c] = True
             for j in range(nx):
                 out[base + r * nx + j] = dist[nv - nx + j]
     return overflow.any()
-
-
-@nb.njit(cache=True)
-def local_path(v0, nv, source, target, edge_first, edge_to, edge_weight, weights):
-    """Edges (global edge ids) of a cheapest local path source -> target, and its cost
-    (FORBIDDEN when there is none)."""
-    dist = np.empty(nv, dtype=np.int64)
-    via = np.empty(nv, dtype=np.int64)
-    ecount = edge_first[v0 + nv] - edge_first[v0]
-    hd = np.empty(ecount + 1, dtype=np.int64)
-    hv = np.empty(ecount + 1, dtype=np.int64)
-    _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, via, hd, hv, target)
-    if dist[target] == FORBIDDEN:
-        return np.empty(0, dtype=np.int64), dist[target]
-    n = 0
-    x = target
-    while x != source:
-        n += 1
-        x = edge_to_tail(edge_first, v0, via[x])
-    edges = np.empty(n, dtype=np.int64)
-    x = target
-    for i in range(n - 1, -1, -1):
-        edges[i] = via[x]
-        x = edge_to_tail(edge_first, v0, via[x])
-    return edges, dist[target]
-
-
-@nb.njit(cache=True, inline="always")
-def edge_to_tail(edge_first, v0, e):
-    """Local index of the source vertex of edge ``e`` (binary search in the CSR)."""
-    lo, hi = 0, edge_first.size - 2
-    while lo < hi:
-        mid = (lo + hi + 1) >> 1
-        if edge_first[mid] <= e:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo - v0

@@ -44,6 +44,9 @@ class CrpQuery:
         self._heaps = (np.empty(m, np.int64), np.empty(m, np.int32), np.full(m, -1, np.int32),
                        np.empty(m, np.int64), np.empty(m, np.int32), np.full(m, -1, np.int32))
         self._ntouched = 0
+        self._ud = np.full(m, FORBIDDEN, dtype=np.int64)     # unpacking's local searches
+        self._uvia = np.empty(m, dtype=np.int32)
+        self._utouched = np.empty(m + 1, dtype=np.int32)
         levels = overlay.num_levels
         self._cs = np.empty(levels, dtype=np.int32)
         self._ct = np.empty(levels, dtype=np.int32)
@@ -125,13 +128,13 @@ class CrpQuery:
             lev.append(int(self._lb[x]))       # the step from x to its backward parent
             x = int(self._pb[x])
             fwd.append(x)
-        o, f = self.overlay, self.flat
-        arcs = self.space.arc_of_q[np.asarray(fwd, dtype=np.int64)].astype(np.int64)
-        return unpack_steps(arcs, np.asarray(lev, dtype=np.int64),
-                            self.graph.head, o.cell_of, f.cell_base, f.entry_first, f.exit_first,
-                            f.entry_row, f.exit_col, o.arc_to_boundary, f.clique_first,
-                            f.vertex_first, f.vertex_arc, f.edge_first, f.edge_to, f.edge_weight,
-                            self.cell_metric.turn_weight, self.shortcuts, self.turns.to_arc)
+        o, q = self.overlay, self.space
+        arcs = unpack_steps(np.asarray(fwd, dtype=np.int64), np.asarray(lev, dtype=np.int64),
+                            q.head, q.arc_level, o.cell_of, q.cell_base, q.exit_first, q.exit_q,
+                            q.clique_first, q.entry_row, q.exit_col, q.first_turn, q.to_q,
+                            self.turn_weight_q, self.shortcuts, self._ud, self._uvia,
+                            self._utouched, self._heaps[:3])
+        return q.arc_of_q[arcs].astype(np.int64)
 
 
 def path_turns(query: CrpQuery, arcs) -> dict:

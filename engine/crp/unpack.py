@@ -1,61 +1,109 @@
-"""Path unpacking (Numba): a shortcut of level l in cell c, from entry r to exit j,
-becomes original arcs by a local Dijkstra in c's local graph, whose edges are turns
-(level 0) or shortcuts of level l-1, unpacked the same way (an explicit stack).
+"""Path unpacking (Numba), in the query's arc numbering: a level-l shortcut of cell C
+from entry e to exit x becomes the cheapest arc path e -> x that stays inside C, found
+by a Dijkstra over C's level-(l-1) shortcut rows (or its turns at level 0), and
+unpacked the same way one level down (an explicit stack).
+
+The local search reads shortcut rows contiguously, as the query does, and ignores
+anything costlier than the shortcut itself, whose cost customization already knows.
 """
 from __future__ import annotations
 
 import numba as nb
 import numpy as np
 
-from engine.crp.local_search import edge_to_tail, grow, local_path
+from engine.crp.local_search import FORBIDDEN, grow
+from engine.crp.search import _pop, _push
+
+
+@nb.njit(cache=True, _nrt=False)
+def _cell_path(l, e, x, bound, head, arc_level, cells, cell_base, exit_first, exit_q, clique_first,
+               entry_row, first_turn, to_q, turn_weight, shortcuts, dist, via, touched, heap):
+    """Dijkstra from e towards x inside e's level-l cell, up to cost ``bound``: leaves
+    dist and via (each arc's predecessor) for the caller to walk back from x, and
+    returns how many arcs it touched (listed in ``touched``)."""
+    hk, ha, pos = heap
+    nt = 1
+    touched[0] = e
+    dist[e] = 0
+    size = _push(hk, ha, pos, 0, 0, e)
+    while size > 0:
+        d, y, size = _pop(hk, ha, pos, size)
+        if y == x:
+            break
+        if l == 0:
+            lo, hi, base = first_turn[y], first_turn[y + 1], -1
+        else:                               # y enters a subcell D of C: D's row from y
+            cb = cell_base[l - 1] + cells[l - 1, head[y]]
+            lo, hi = exit_first[cb], exit_first[cb + 1]
+            base = clique_first[cb] + entry_row[l - 1, y] * (hi - lo) - lo
+        for k in range(lo, hi):
+            if base < 0:
+                z, w = to_q[k], turn_weight[k]
+            else:
+                z, w = exit_q[k], shortcuts[base + k]
+            if w == FORBIDDEN or (z != x and arc_level[z] > l):
+                continue                    # no way, or it leaves C (crosses level l) before x
+            nd = d + w
+            if nd <= bound and nd < dist[z]:
+                if dist[z] == FORBIDDEN:
+                    touched[nt] = z
+                    nt += 1
+                dist[z] = nd
+                via[z] = y
+                size = _push(hk, ha, pos, size, nd, z)
+    for i in range(size):
+        pos[ha[i]] = -1
+    return nt
 
 
 @nb.njit(cache=True)
-def unpack_steps(step_arc, step_level, head, cells, cell_base, entry_first, exit_first,
-                 entry_row, exit_col, a2b, clique_first, vertex_first, vertex_arc, edge_first,
-                 edge_to, edge_weight, turn_weight, shortcuts, to_arc):
-    """Original arcs of a search path given as arcs with the level of the step into
-    each (-1: a turn; l: a level-l shortcut from the previous arc)."""
-    out = np.empty(16, dtype=np.int32)
+def unpack_steps(step_arc, step_level, head, arc_level, cells, cell_base, exit_first, exit_q,
+                 clique_first, entry_row, exit_col, first_turn, to_q, turn_weight, shortcuts,
+                 dist, via, touched, heap):
+    """Arcs (query ids) of a search path given as arcs with the level of the step into
+    each (-1: a turn; l: a level-l shortcut from the previous arc). ``dist`` is
+    FORBIDDEN everywhere and is left so; via, touched and the heap are scratch."""
+    out = np.empty(16, dtype=np.int64)
     n = 0
-    stack_l = np.empty(64, dtype=np.int64)
-    stack_k = np.empty(64, dtype=np.int64)      # stack of shortcuts: (level, entry arc, exit arc)
-    stack_x = np.empty(64, dtype=np.int64)
+    stack = np.empty((64, 3), dtype=np.int64)     # shortcuts to unpack: (level, entry, exit)
     for i in range(step_arc.size):
         if i == 0 or step_level[i] < 0:
             out = grow(out, n + 1)
             out[n] = step_arc[i]
             n += 1
             continue
-        stack_l[0], stack_k[0], stack_x[0] = step_level[i], step_arc[i - 1], step_arc[i]
+        stack[0, 0], stack[0, 1], stack[0, 2] = step_level[i], step_arc[i - 1], step_arc[i]
         top = 1
         while top > 0:
             top -= 1
-            l, e, x = stack_l[top], stack_k[top], stack_x[top]
-            c = cells[l, head[e]]
-            cb = cell_base[l] + c
+            l, e, x = stack[top, 0], stack[top, 1], stack[top, 2]
+            cb = cell_base[l] + cells[l, head[e]]
             nx = exit_first[cb + 1] - exit_first[cb]
-            v0 = vertex_first[cb]
-            nv = vertex_first[cb + 1] - v0
-            src = entry_row[l, a2b[e]]
-            dst = nv - nx + exit_col[l, a2b[x]]
-            weights = turn_weight if l == 0 else shortcuts
-            edges, cost = local_path(v0, nv, src, dst, edge_first, edge_to, edge_weight, weights)
-            if edges.size == 0:
-                raise RuntimeError("a shortcut has no path in its cell")
-            if l == 0:
-                for k in range(edges.size):
+            bound = shortcuts[clique_first[cb] + entry_row[l, e] * nx + exit_col[l, x]]
+            nt = _cell_path(l, e, x, bound, head, arc_level, cells, cell_base, exit_first, exit_q,
+                            clique_first, entry_row, first_turn, to_q, turn_weight, shortcuts,
+                            dist, via, touched, heap)
+            found = dist[x] == bound
+            n0 = n
+            y = x
+            while found and y != e:                # the path backwards, x to e
+                if l == 0:
                     out = grow(out, n + 1)
-                    out[n] = to_arc[edge_weight[edges[k]]]
+                    out[n] = y
                     n += 1
-            else:
-                stack_l = grow(stack_l, top + edges.size)
-                stack_k = grow(stack_k, top + edges.size)
-                stack_x = grow(stack_x, top + edges.size)
-                for k in range(edges.size - 1, -1, -1):     # pushed in reverse: popped in order
-                    ed = edges[k]
-                    stack_l[top] = l - 1
-                    stack_k[top] = vertex_arc[v0 + edge_to_tail(edge_first, v0, ed)]
-                    stack_x[top] = vertex_arc[edge_to[ed]]
+                else:
+                    if top == stack.shape[0]:
+                        bigger = np.empty((2 * top, 3), dtype=np.int64)
+                        bigger[:top] = stack
+                        stack = bigger
+                    stack[top, 0], stack[top, 1], stack[top, 2] = l - 1, via[y], y
                     top += 1
+                y = via[y]
+            for k in range(nt):
+                dist[touched[k]] = FORBIDDEN
+            if not found:
+                raise RuntimeError("a shortcut has no path in its cell")
+            if l == 0:                              # arcs came backwards
+                out[n0:n] = out[n0:n][::-1].copy()
+            # shortcuts were pushed backwards, so they pop in path order
     return out[:n]

@@ -13,8 +13,8 @@ import numpy as np
 from engine.crp.flat import flatten
 from engine.crp.query_space import query_space
 from engine.crp.local_search import FORBIDDEN
-from engine.crp.search import bidirectional
-from engine.crp.unpack import unpack_steps
+from engine.crp.search import bidirectional, clear
+from engine.crp.unpack import unpack_path
 from engine.paths import Unreachable, check_node, path_from_arcs, unreachable
 
 
@@ -34,12 +34,19 @@ class CrpQuery:
         self.shortcuts = (np.concatenate(metric.shortcuts) if metric.shortcuts
                           else np.zeros(0, np.int32))
         m = g.num_arcs
-        self._df = np.full(m, FORBIDDEN, dtype=np.int64)
-        self._db = np.full(m, FORBIDDEN, dtype=np.int64)
-        self._pf = np.full(m, -1, dtype=np.int32)
-        self._pb = np.full(m, -1, dtype=np.int32)
-        self._lf = np.full(m, -1, dtype=np.int8)
-        self._lb = np.full(m, -1, dtype=np.int8)
+        q = self.space
+        # every level the overlay has, mezzanines included: a finer cell that holds
+        # neither s nor t still skips its inside (exact either way; ~7% faster on NY)
+        self.query_level = np.ones(overlay.num_levels, dtype=bool)
+        self._graph = (q.first_turn, q.to_q, q.first_turn_in, q.turn_in, q.from_q,
+                       self.turn_weight_q, q.arc_level)
+        self._cells = (self.query_level, q.head_rec, q.tail_rec, q.entry_first, q.entry_q,
+                       q.exit_first, q.exit_q)
+        self._unpack_space = (q.first_turn, q.to_q, q.to_level, q.head_rec, q.exit_first,
+                              q.exit_q, q.exit_level)
+        self._state = (np.full(m, FORBIDDEN, dtype=np.int64), np.full(m, FORBIDDEN, dtype=np.int64),
+                       np.full(m, -1, dtype=np.int32), np.full(m, -1, dtype=np.int32),
+                       np.full(m, -1, dtype=np.int8), np.full(m, -1, dtype=np.int8))
         self._touched = np.empty(m + 1, dtype=np.int32)
         self._heaps = (np.empty(m, np.int64), np.empty(m, np.int32), np.full(m, -1, np.int32),
                        np.empty(m, np.int64), np.empty(m, np.int32), np.full(m, -1, np.int32))
@@ -47,20 +54,14 @@ class CrpQuery:
         self._ud = np.full(m, FORBIDDEN, dtype=np.int64)     # unpacking's local searches
         self._uvia = np.empty(m, dtype=np.int32)
         self._utouched = np.empty(m + 1, dtype=np.int32)
-        levels = overlay.num_levels
-        self._cs = np.empty(levels, dtype=np.int32)
-        self._ct = np.empty(levels, dtype=np.int32)
+        # global cell index of every node per level, for the s and t cells
+        self._node_cell = np.ascontiguousarray(
+            (overlay.cell_of + self.flat.cell_base[:, None]).T.astype(np.int32))
         self.search_ms = 0.0
 
     def reset(self) -> None:
         """Forget the last search (only the arcs it touched are cleared)."""
-        t = self._touched[:self._ntouched]
-        self._df[t] = FORBIDDEN
-        self._db[t] = FORBIDDEN
-        self._pf[t] = -1
-        self._pb[t] = -1
-        self._lf[t] = -1
-        self._lb[t] = -1
+        clear(self._touched, self._ntouched, *self._state)
         self._ntouched = 0
 
     # ------------------------------------------------------------------ queries
@@ -92,18 +93,11 @@ class CrpQuery:
         return path_from_arcs(g, src, dst, self.metric, cost, arcs)
 
     def _search(self, s_node, t_node, sources, source_cost, targets):
-        o, q = self.overlay, self.space
-        self.reset()
-        self._cs[:] = o.cell_of[:, s_node]
-        self._ct[:] = o.cell_of[:, t_node]
+        q = self.space
         best, meet, nt = bidirectional(
-            q.q_of_arc[sources], source_cost.astype(np.int64), q.q_of_arc[targets],
-            q.first_turn, q.to_q, q.first_turn_in, q.turn_in, q.from_q, self.turn_weight_q,
-            q.head, q.tail, q.arc_level, o.query_level, o.cell_of, self._cs, self._ct, q.a2b,
-            q.cell_base, q.entry_first, q.entry_q, q.exit_first, q.exit_q, q.clique_first,
-            q.entry_row, q.exit_col, self.shortcuts,
-            self._df, self._db, self._pf, self._pb, self._lf, self._lb, self._touched,
-            self._heaps)
+            q.q_of_arc[sources], source_cost.astype(np.int64), q.q_of_arc[targets], self._graph,
+            self._cells, self._node_cell[s_node], self._node_cell[t_node], self.shortcuts,
+            self._state, self._touched, self._ntouched, self._heaps)
         self._ntouched = nt
         if meet < 0:
             return FORBIDDEN, None
@@ -115,26 +109,12 @@ class CrpQuery:
 
     def _unpack(self, meet: int) -> np.ndarray:
         """Original arcs of the search path through ``meet``."""
-        fwd, lev = [], []
-        x = meet
-        while x >= 0:
-            fwd.append(x)
-            lev.append(int(self._lf[x]))
-            x = int(self._pf[x])
-        fwd.reverse()
-        lev = lev[::-1]                        # lev[i]: the step into fwd[i]
-        x = meet
-        while self._pb[x] >= 0:
-            lev.append(int(self._lb[x]))       # the step from x to its backward parent
-            x = int(self._pb[x])
-            fwd.append(x)
-        o, q = self.overlay, self.space
-        arcs = unpack_steps(np.asarray(fwd, dtype=np.int64), np.asarray(lev, dtype=np.int64),
-                            q.head, q.arc_level, o.cell_of, q.cell_base, q.exit_first, q.exit_q,
-                            q.clique_first, q.entry_row, q.exit_col, q.first_turn, q.to_q,
-                            self.turn_weight_q, self.shortcuts, self._ud, self._uvia,
-                            self._utouched, self._heaps[:3])
-        return q.arc_of_q[arcs].astype(np.int64)
+        q = self.space
+        df, db, pf, pb, lf, lb = self._state
+        arcs = unpack_path(meet, pf, lf, pb, lb, self._unpack_space, self.turn_weight_q,
+                           self.shortcuts, q.tail_rec, q.clique_first, self._ud, self._uvia,
+                           self._utouched, self._heaps[:3])
+        return q.arc_of_q[arcs]
 
 
 def path_turns(query: CrpQuery, arcs) -> dict:

@@ -37,6 +37,10 @@ class QuerySpace:
     clique_first: np.ndarray
     entry_row: np.ndarray     # int32 [L, B0] by query id
     exit_col: np.ndarray
+    head_rec: np.ndarray      # int32 [B0, L, 2] (cell, its row's first shortcut) at the head
+    tail_rec: np.ndarray      # int32 [B0, L, 2] (cell, its column's first shortcut) at the tail
+    exit_level: np.ndarray    # int8 arc_level of each exit_q
+    to_level: np.ndarray      # int8 arc_level of each to_q
 
 
 def query_space(overlay, flat) -> QuerySpace:
@@ -61,12 +65,36 @@ def query_space(overlay, flat) -> QuerySpace:
     arc_level = overlay.arc_level[arc_of_q]
     a2b = np.where(arc_level > 0, np.arange(m, dtype=np.int32), -1).astype(np.int32)
     old_b = overlay.arc_to_boundary[arc_of_q[:b0]]      # boundary index of query id k < b0
+    entry_row = np.ascontiguousarray(flat.entry_row[:, old_b])
+    exit_col = np.ascontiguousarray(flat.exit_col[:, old_b])
+    exit_q = q_of_arc[flat.exit_arc]
     space = QuerySpace(
         q_of_arc, arc_of_q, turn_order, csr_offsets(from_q, m), to_q.astype(np.int32),
         from_q.astype(np.int32), csr_offsets(to_q[turn_in], m), turn_in,
         g.head[arc_of_q], g.tail[arc_of_q], arc_level, a2b, flat.cell_base,
-        flat.entry_first, q_of_arc[flat.entry_arc], flat.exit_first, q_of_arc[flat.exit_arc],
-        flat.clique_first, np.ascontiguousarray(flat.entry_row[:, old_b]),
-        np.ascontiguousarray(flat.exit_col[:, old_b]))
+        flat.entry_first, q_of_arc[flat.entry_arc], flat.exit_first, exit_q,
+        flat.clique_first, entry_row, exit_col,
+        _records(overlay, flat, g.head[arc_of_q[:b0]], entry_row, True),
+        _records(overlay, flat, g.tail[arc_of_q[:b0]], exit_col, False),
+        arc_level[exit_q], arc_level[to_q])
     overlay._query_space = space
     return space
+
+
+def _records(overlay, flat, nodes, index, rows):
+    """Per boundary arc and level, its cell around ``nodes`` (as an index into the
+    flat cell arrays) and where its row (rows) or column starts in the shortcuts;
+    one arc's levels share a cache line, and the search reads no node's cells.
+    -1 where the arc does not cross that level."""
+    levels = overlay.num_levels
+    rec = np.full((nodes.size, levels, 2), -1, dtype=np.int64)
+    for l in range(levels):
+        cb = flat.cell_base[l] + overlay.cell_of[l, nodes]
+        nx = flat.exit_first[cb + 1] - flat.exit_first[cb]
+        k = index[l]
+        ok = k >= 0
+        rec[ok, l, 0] = cb[ok]
+        rec[ok, l, 1] = flat.clique_first[cb[ok]] + (k[ok] * nx[ok] if rows else k[ok])
+    if rec.size and rec.max() >= np.iinfo(np.int32).max:
+        raise ValueError("too many shortcuts for int32 offsets")
+    return rec.astype(np.int32)

@@ -71,27 +71,33 @@ def _pop(hk, ha, pos, size):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _free_level(x, node, arc_level, query_level, cells, cs, ct, a2b, rows):
-    """Highest query level < arc_level[x] whose cell of ``node`` holds neither s nor t
-    and where x has a row/column (boundary), or -1."""
+def _free_level(x, arc_level, query_level, rec, cs, ct):
+    """Highest query level < arc_level[x] whose cell around x (rec: x's head cell for
+    the forward search, tail cell for the backward one) holds neither s nor t, or -1.
+    x crosses every level below arc_level[x], so it has a row/column there."""
     for l in range(arc_level[x] - 1, -1, -1):
         if query_level[l]:
-            c = cells[l, node]
-            if c != cs[l] and c != ct[l] and rows[l, a2b[x]] >= 0:
+            c = rec[x, l, 0]
+            if c != cs[l] and c != ct[l]:
                 return l
     return -1
 
 
 @nb.njit(cache=True, _nrt=False)
-def bidirectional(sources, source_cost, targets, first_turn, to_arc, first_turn_in, turn_in,
-                  from_arc, turn_weight, head, tail, arc_level, query_level, cells, cs, ct, a2b,
-                  cell_base, entry_first, entry_arc, exit_first, exit_arc, clique_first,
-                  entry_row, exit_col, shortcuts, df, db, pf, pb, lf, lb, touched, heaps):
-    """Best cost and meeting arc (-1 when none). State arrays are reset by the caller
-    for the ``touched`` arcs (returned count); the heaps are left empty."""
+def clear(touched, n, df, db, pf, pb, lf, lb):
+    """Forget the arcs a search touched (only those)."""
+    for i in range(n):
+        a = touched[i]
+        df[a] = db[a] = FORBIDDEN
+        pf[a] = pb[a] = -1
+        lf[a] = lb[a] = -1
+
+
+@nb.njit(cache=True, _nrt=False)
+def _start(sources, source_cost, targets, df, db, pf, pb, touched, heaps):
+    """Seed both heaps; returns (heap sizes, touched count, best, meet)."""
     hfd, hfv, posf, hbd, hbv, posb = heaps
-    nf = nb_ = 0
-    nt = 0
+    nf = nb_ = nt = 0
     for i in range(sources.size):
         a, w = sources[i], source_cost[i]
         if w != FORBIDDEN and w < df[a]:
@@ -117,54 +123,30 @@ def bidirectional(sources, source_cost, targets, first_turn, to_arc, first_turn_
         if df[a] != FORBIDDEN and db[a] != FORBIDDEN and df[a] + db[a] < best:
             best = df[a] + db[a]
             meet = a
+    return nf, nb_, nt, best, meet
+
+
+@nb.njit(cache=True, _nrt=False)
+def bidirectional(sources, source_cost, targets, graph, cells, cs, ct, shortcuts, state,
+                  touched, nt_old, heaps):
+    """Best cost and meeting arc (-1 when none), and how many arcs the search touched
+    (listed in ``touched``; they are cleared at the next search's start, from nt_old);
+    the heaps are left empty. graph: the turns both ways; cells: the overlay's arrays."""
+    df, db, pf, pb, lf, lb = state
+    hfd, hfv, posf, hbd, hbv, posb = heaps
+    clear(touched, nt_old, df, db, pf, pb, lf, lb)
+    nf, nb_, nt, best, meet = _start(sources, source_cost, targets, df, db, pf, pb, touched, heaps)
     while nf > 0 or nb_ > 0:
         kf = hfd[0] if nf > 0 else FORBIDDEN
         kb = hbd[0] if nb_ > 0 else FORBIDDEN
         if min(kf, kb) >= FORBIDDEN or kf + kb >= best:
             break
         if kf <= kb:
-            d, x, nf = _pop(hfd, hfv, posf, nf)
-            if d > df[x]:
-                continue
-            l = _free_level(x, head[x], arc_level, query_level, cells, cs, ct, a2b, entry_row)
-            if l >= 0:
-                c = cells[l, head[x]]
-                cb = cell_base[l] + c
-                nx = exit_first[cb + 1] - exit_first[cb]
-                row = clique_first[cb] + entry_row[l, a2b[x]] * nx
-                for j in range(nx):
-                    w = shortcuts[row + j]
-                    if w != FORBIDDEN:
-                        nf, nt, best, meet = _relax(exit_arc[exit_first[cb] + j], d + w, x, l,
-                                                    df, pf, lf, db, hfd, hfv, posf, nf, touched, nt, best, meet)
-            else:
-                for t in range(first_turn[x], first_turn[x + 1]):
-                    w = turn_weight[t]
-                    if w != FORBIDDEN:
-                        nf, nt, best, meet = _relax(to_arc[t], d + w, x, -1,
-                                                    df, pf, lf, db, hfd, hfv, posf, nf, touched, nt, best, meet)
+            nf, nt, best, meet = _forward(graph, cells, cs, ct, shortcuts, state, touched, nt,
+                                          heaps, nf, best, meet)
         else:
-            d, x, nb_ = _pop(hbd, hbv, posb, nb_)
-            if d > db[x]:
-                continue
-            l = _free_level(x, tail[x], arc_level, query_level, cells, cs, ct, a2b, exit_col)
-            if l >= 0:
-                c = cells[l, tail[x]]
-                cb = cell_base[l] + c
-                nx = exit_first[cb + 1] - exit_first[cb]
-                col = clique_first[cb] + exit_col[l, a2b[x]]
-                for r in range(entry_first[cb + 1] - entry_first[cb]):
-                    w = shortcuts[col + r * nx]
-                    if w != FORBIDDEN:
-                        nb_, nt, best, meet = _relax(entry_arc[entry_first[cb] + r], d + w, x, l,
-                                                     db, pb, lb, df, hbd, hbv, posb, nb_, touched, nt, best, meet)
-            else:
-                for k in range(first_turn_in[x], first_turn_in[x + 1]):
-                    t = turn_in[k]
-                    w = turn_weight[t]
-                    if w != FORBIDDEN:
-                        nb_, nt, best, meet = _relax(from_arc[t], d + w, x, -1,
-                                                     db, pb, lb, df, hbd, hbv, posb, nb_, touched, nt, best, meet)
+            nb_, nt, best, meet = _backward(graph, cells, cs, ct, shortcuts, state, touched, nt,
+                                            heaps, nb_, best, meet)
     for i in range(nf):
         posf[hfv[i]] = -1
     for i in range(nb_):
@@ -173,8 +155,63 @@ def bidirectional(sources, source_cost, targets, first_turn, to_arc, first_turn_
 
 
 @nb.njit(cache=True, _nrt=False)
+def _forward(graph, cells, cs, ct, shortcuts, state, touched, nt, heaps, nf, best, meet):
+    """Settle the forward heap's top arc x: its cell's row from x, or its turns."""
+    first_turn, to_arc, _, _, _, turn_weight, arc_level = graph
+    query_level, head_rec, _, _, _, exit_first, exit_arc = cells
+    df, db, pf, _, lf, _ = state
+    hd, hv, pos = heaps[0], heaps[1], heaps[2]
+    d, x, nf = _pop(hd, hv, pos, nf)
+    l = _free_level(x, arc_level, query_level, head_rec, cs, ct)
+    if l >= 0:
+        cb, row = head_rec[x, l, 0], head_rec[x, l, 1]
+        lo = exit_first[cb]
+        for j in range(exit_first[cb + 1] - lo):
+            w = shortcuts[row + j]
+            if w != FORBIDDEN:
+                nf, nt, best, meet = _relax(exit_arc[lo + j], d + w, x, l, df, pf, lf, db,
+                                            hd, hv, pos, nf, touched, nt, best, meet)
+    else:
+        for t in range(first_turn[x], first_turn[x + 1]):
+            w = turn_weight[t]
+            if w != FORBIDDEN:
+                nf, nt, best, meet = _relax(to_arc[t], d + w, x, -1, df, pf, lf, db,
+                                            hd, hv, pos, nf, touched, nt, best, meet)
+    return nf, nt, best, meet
+
+
+@nb.njit(cache=True, _nrt=False)
+def _backward(graph, cells, cs, ct, shortcuts, state, touched, nt, heaps, nb_, best, meet):
+    """Settle the backward heap's top arc x: its cell's column into x, or turns into x."""
+    _, _, first_turn_in, turn_in, from_arc, turn_weight, arc_level = graph
+    query_level, _, tail_rec, entry_first, entry_arc, exit_first, _ = cells
+    df, db, _, pb, _, lb = state
+    hd, hv, pos = heaps[3], heaps[4], heaps[5]
+    d, x, nb_ = _pop(hd, hv, pos, nb_)
+    l = _free_level(x, arc_level, query_level, tail_rec, cs, ct)
+    if l >= 0:
+        cb, col = tail_rec[x, l, 0], tail_rec[x, l, 1]
+        nx = exit_first[cb + 1] - exit_first[cb]
+        lo = entry_first[cb]
+        for r in range(entry_first[cb + 1] - lo):
+            w = shortcuts[col + r * nx]
+            if w != FORBIDDEN:
+                nb_, nt, best, meet = _relax(entry_arc[lo + r], d + w, x, l, db, pb, lb, df,
+                                             hd, hv, pos, nb_, touched, nt, best, meet)
+    else:
+        for k in range(first_turn_in[x], first_turn_in[x + 1]):
+            t = turn_in[k]
+            w = turn_weight[t]
+            if w != FORBIDDEN:
+                nb_, nt, best, meet = _relax(from_arc[t], d + w, x, -1, db, pb, lb, df,
+                                             hd, hv, pos, nb_, touched, nt, best, meet)
+    return nb_, nt, best, meet
+
+
+@nb.njit(cache=True, _nrt=False)
 def _relax(y, nd, x, level, dist, parent, plevel, other, hd, hv, pos, size, touched, nt, best, meet):
-    if nd < dist[y]:
+    """Nothing reached at nd >= best can improve on best (costs are >= 0)."""
+    if nd < dist[y] and nd < best:
         if dist[y] == FORBIDDEN and other[y] == FORBIDDEN:
             touched[nt] = y
             nt += 1

@@ -16,11 +16,11 @@ from engine.crp.search import _pop, _push
 
 
 @nb.njit(cache=True, _nrt=False)
-def _cell_path(l, e, x, bound, head, arc_level, cells, cell_base, exit_first, exit_q, clique_first,
-               entry_row, first_turn, to_q, turn_weight, shortcuts, dist, via, touched, heap):
+def _cell_path(l, e, x, bound, space, turn_weight, shortcuts, dist, via, touched, heap):
     """Dijkstra from e towards x inside e's level-l cell, up to cost ``bound``: leaves
     dist and via (each arc's predecessor) for the caller to walk back from x, and
     returns how many arcs it touched (listed in ``touched``)."""
+    first_turn, to_q, to_level, head_rec, exit_first, exit_q, exit_level = space
     hk, ha, pos = heap
     nt = 1
     touched[0] = e
@@ -33,15 +33,15 @@ def _cell_path(l, e, x, bound, head, arc_level, cells, cell_base, exit_first, ex
         if l == 0:
             lo, hi, base = first_turn[y], first_turn[y + 1], -1
         else:                               # y enters a subcell D of C: D's row from y
-            cb = cell_base[l - 1] + cells[l - 1, head[y]]
+            cb = head_rec[y, l - 1, 0]
             lo, hi = exit_first[cb], exit_first[cb + 1]
-            base = clique_first[cb] + entry_row[l - 1, y] * (hi - lo) - lo
+            base = head_rec[y, l - 1, 1] - lo
         for k in range(lo, hi):
             if base < 0:
-                z, w = to_q[k], turn_weight[k]
+                z, w, zl = to_q[k], turn_weight[k], to_level[k]
             else:
-                z, w = exit_q[k], shortcuts[base + k]
-            if w == FORBIDDEN or (z != x and arc_level[z] > l):
+                z, w, zl = exit_q[k], shortcuts[base + k], exit_level[k]
+            if w == FORBIDDEN or (zl > l and z != x):
                 continue                    # no way, or it leaves C (crosses level l) before x
             nd = d + w
             if nd <= bound and nd < dist[z]:
@@ -56,14 +56,51 @@ def _cell_path(l, e, x, bound, head, arc_level, cells, cell_base, exit_first, ex
     return nt
 
 
+@nb.njit(cache=True, _nrt=False)
+def _reverse(a, lo, hi):
+    hi -= 1
+    while lo < hi:
+        a[lo], a[hi] = a[hi], a[lo]
+        lo += 1
+        hi -= 1
+
+
 @nb.njit(cache=True)
-def unpack_steps(step_arc, step_level, head, arc_level, cells, cell_base, exit_first, exit_q,
-                 clique_first, entry_row, exit_col, first_turn, to_q, turn_weight, shortcuts,
-                 dist, via, touched, heap):
-    """Arcs (query ids) of a search path given as arcs with the level of the step into
-    each (-1: a turn; l: a level-l shortcut from the previous arc). ``dist`` is
-    FORBIDDEN everywhere and is left so; via, touched and the heap are scratch."""
-    out = np.empty(16, dtype=np.int64)
+def search_steps(meet, pf, lf, pb, lb):
+    """The search path through ``meet`` as arcs with the level of the step into each
+    (-1: a turn or the first arc; l: a level-l shortcut from the previous arc)."""
+    n = 0
+    x = meet
+    while x >= 0:
+        n += 1
+        x = pf[x]
+    m = n
+    x = meet
+    while pb[x] >= 0:
+        m += 1
+        x = pb[x]
+    arcs = np.empty(m, dtype=np.int64)
+    levels = np.empty(m, dtype=np.int64)
+    x = meet
+    for i in range(n - 1, -1, -1):
+        arcs[i], levels[i] = x, lf[x]
+        x = pf[x]
+    x = meet
+    for i in range(n, m):
+        levels[i] = lb[x]                   # the step from x to its backward parent
+        x = pb[x]
+        arcs[i] = x
+    return arcs, levels
+
+
+@nb.njit(cache=True)
+def unpack_path(meet, pf, lf, pb, lb, space, turn_weight, shortcuts, tail_rec, clique_first,
+                dist, via, touched, heap):
+    """Arcs (query ids) of the search path through ``meet``. ``dist`` is FORBIDDEN
+    everywhere and is left so; via, touched and the heap are scratch."""
+    step_arc, step_level = search_steps(meet, pf, lf, pb, lb)
+    head_rec = space[3]
+    out = np.empty(64, dtype=np.int64)
     n = 0
     stack = np.empty((64, 3), dtype=np.int64)     # shortcuts to unpack: (level, entry, exit)
     for i in range(step_arc.size):
@@ -77,12 +114,9 @@ def unpack_steps(step_arc, step_level, head, arc_level, cells, cell_base, exit_f
         while top > 0:
             top -= 1
             l, e, x = stack[top, 0], stack[top, 1], stack[top, 2]
-            cb = cell_base[l] + cells[l, head[e]]
-            nx = exit_first[cb + 1] - exit_first[cb]
-            bound = shortcuts[clique_first[cb] + entry_row[l, e] * nx + exit_col[l, x]]
-            nt = _cell_path(l, e, x, bound, head, arc_level, cells, cell_base, exit_first, exit_q,
-                            clique_first, entry_row, first_turn, to_q, turn_weight, shortcuts,
-                            dist, via, touched, heap)
+            # e's row and x's column of their cell's matrix meet at the shortcut
+            bound = shortcuts[head_rec[e, l, 1] + tail_rec[x, l, 1] - clique_first[head_rec[e, l, 0]]]
+            nt = _cell_path(l, e, x, bound, space, turn_weight, shortcuts, dist, via, touched, heap)
             found = dist[x] == bound
             n0 = n
             y = x
@@ -104,6 +138,6 @@ def unpack_steps(step_arc, step_level, head, arc_level, cells, cell_base, exit_f
             if not found:
                 raise RuntimeError("a shortcut has no path in its cell")
             if l == 0:                              # arcs came backwards
-                out[n0:n] = out[n0:n][::-1].copy()
+                _reverse(out, n0, n)
             # shortcuts were pushed backwards, so they pop in path order
     return out[:n]

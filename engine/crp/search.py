@@ -167,15 +167,15 @@ def _forward(graph, cells, cs, ct, shortcuts, state, touched, nt, heaps, nf, bes
         cb, row = head_rec[x, l, 0], head_rec[x, l, 1]
         lo = exit_first[cb]
         for j in range(exit_first[cb + 1] - lo):
-            w = shortcuts[row + j]
-            if w != FORBIDDEN:
-                nf, nt, best, meet = _relax(exit_arc[lo + j], d + w, x, l, df, pf, lf, db,
+            nd = d + shortcuts[row + j]
+            if nd < best:
+                nf, nt, best, meet = _relax(exit_arc[lo + j], nd, x, l, df, pf, lf, db,
                                             hd, hv, pos, nf, touched, nt, best, meet)
     else:
         for t in range(first_turn[x], first_turn[x + 1]):
-            w = turn_weight[t]
-            if w != FORBIDDEN:
-                nf, nt, best, meet = _relax(to_arc[t], d + w, x, -1, df, pf, lf, db,
+            nd = d + turn_weight[t]
+            if nd < best:
+                nf, nt, best, meet = _relax(to_arc[t], nd, x, -1, df, pf, lf, db,
                                             hd, hv, pos, nf, touched, nt, best, meet)
     return nf, nt, best, meet
 
@@ -194,24 +194,25 @@ def _backward(graph, cells, cs, ct, shortcuts, state, touched, nt, heaps, nb_, b
         nx = exit_first[cb + 1] - exit_first[cb]
         lo = entry_first[cb]
         for r in range(entry_first[cb + 1] - lo):
-            w = shortcuts[col + r * nx]
-            if w != FORBIDDEN:
-                nb_, nt, best, meet = _relax(entry_arc[lo + r], d + w, x, l, db, pb, lb, df,
+            nd = d + shortcuts[col + r * nx]
+            if nd < best:
+                nb_, nt, best, meet = _relax(entry_arc[lo + r], nd, x, l, db, pb, lb, df,
                                              hd, hv, pos, nb_, touched, nt, best, meet)
     else:
         for k in range(first_turn_in[x], first_turn_in[x + 1]):
             t = turn_in[k]
-            w = turn_weight[t]
-            if w != FORBIDDEN:
-                nb_, nt, best, meet = _relax(from_arc[t], d + w, x, -1, db, pb, lb, df,
+            nd = d + turn_weight[t]
+            if nd < best:
+                nb_, nt, best, meet = _relax(from_arc[t], nd, x, -1, db, pb, lb, df,
                                              hd, hv, pos, nb_, touched, nt, best, meet)
     return nb_, nt, best, meet
 
 
 @nb.njit(cache=True, _nrt=False)
 def _relax(y, nd, x, level, dist, parent, plevel, other, hd, hv, pos, size, touched, nt, best, meet):
-    """Nothing reached at nd >= best can improve on best (costs are >= 0)."""
-    if nd < dist[y] and nd < best:
+    """Callers pass only nd < best: nothing reached at best or more can improve on it
+    (costs are >= 0), and best <= FORBIDDEN, so that test drops forbidden moves too."""
+    if nd < dist[y]:
         if dist[y] == FORBIDDEN and other[y] == FORBIDDEN:
             touched[nt] = y
             nt += 1

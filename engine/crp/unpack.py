@@ -19,41 +19,50 @@ from engine.crp.search import _pop, _push
 def _cell_path(l, e, x, bound, space, turn_weight, shortcuts, dist, via, touched, heap):
     """Dijkstra from e towards x inside e's level-l cell, up to cost ``bound``: leaves
     dist and via (each arc's predecessor) for the caller to walk back from x, and
-    returns how many arcs it touched (listed in ``touched``)."""
+    returns how many arcs it touched (listed in ``touched``). Since ``bound`` is the
+    shortcut's cost, hence the optimum, it stops once x is reached at that cost: the
+    arcs before x on its via chain were all settled already."""
     first_turn, to_q, to_level, head_rec, exit_first, exit_q, exit_level = space
     hk, ha, pos = heap
     nt = 1
     touched[0] = e
     dist[e] = 0
     size = _push(hk, ha, pos, 0, 0, e)
-    while size > 0:
+    while size > 0 and dist[x] != bound:    # x reached at its known cost: done
         d, y, size = _pop(hk, ha, pos, size)
-        if y == x:
-            break
         if l == 0:
-            lo, hi, base = first_turn[y], first_turn[y + 1], -1
+            lo = first_turn[y]
+            size, nt = _scan(lo, first_turn[y + 1], lo, to_q, to_level, turn_weight, d, y, x,
+                             0, bound, dist, via, touched, nt, hk, ha, pos, size)
         else:                               # y enters a subcell D of C: D's row from y
             cb = head_rec[y, l - 1, 0]
-            lo, hi = exit_first[cb], exit_first[cb + 1]
-            base = head_rec[y, l - 1, 1] - lo
-        for k in range(lo, hi):
-            if base < 0:
-                z, w, zl = to_q[k], turn_weight[k], to_level[k]
-            else:
-                z, w, zl = exit_q[k], shortcuts[base + k], exit_level[k]
-            if w == FORBIDDEN or (zl > l and z != x):
-                continue                    # no way, or it leaves C (crosses level l) before x
-            nd = d + w
-            if nd <= bound and nd < dist[z]:
-                if dist[z] == FORBIDDEN:
-                    touched[nt] = z
-                    nt += 1
-                dist[z] = nd
-                via[z] = y
-                size = _push(hk, ha, pos, size, nd, z)
+            lo = exit_first[cb]
+            size, nt = _scan(lo, exit_first[cb + 1], head_rec[y, l - 1, 1], exit_q, exit_level,
+                             shortcuts, d, y, x, l, bound, dist, via, touched, nt, hk, ha, pos, size)
     for i in range(size):
         pos[ha[i]] = -1
     return nt
+
+
+@nb.njit(cache=True, _nrt=False)
+def _scan(lo, hi, wlo, to, to_level, weight, d, y, x, l, bound, dist, via, touched, nt,
+          hk, ha, pos, size):
+    """Relax y's arcs to[lo:hi] (costs from weight[wlo]) that stay in the level-l cell
+    or reach x. The cost test comes first: most entries fail it, on contiguous reads.
+    (bound < FORBIDDEN, so d + FORBIDDEN fails it too.)"""
+    for k in range(hi - lo):
+        nd = d + weight[wlo + k]
+        if nd > bound:
+            continue
+        z = to[lo + k]
+        if nd < dist[z] and (to_level[lo + k] <= l or z == x):
+            if dist[z] == FORBIDDEN:
+                touched[nt] = z
+                nt += 1
+            dist[z] = nd
+            via[z] = y
+            size = _push(hk, ha, pos, size, nd, z)
+    return size, nt
 
 
 @nb.njit(cache=True, _nrt=False)

@@ -60,16 +60,29 @@ class Backend:
 
     def launch(self, module: str, name: str, args, *, threads: int | None = None,
                grid=None, block=THREADS, defines: tuple[str, ...] = (),
-               cooperative: bool = False) -> None:
+               cooperative: bool = False, shared_mem: int = 0) -> None:
         """Run a kernel: over ``threads`` threads in 1-D blocks of ``block`` (nothing
-        to do for 0), or on an explicit ``grid`` of blocks. Python ints in ``args``
-        go as int64; pass numpy scalars (np.int32(...)) for narrower parameters."""
+        to do for 0), or on an explicit ``grid`` of blocks, with ``shared_mem`` bytes
+        of dynamic shared memory. Python ints in ``args`` go as int64; pass numpy
+        scalars (np.int32(...)) for narrower parameters."""
         if threads is not None:
             if threads <= 0:
                 return
             grid = ((threads + block - 1) // block,)
         args = tuple(np.int64(a) if type(a) is int else a for a in args)   # not bools
-        self.kernel(module, name, defines, cooperative)(_dims(grid), _dims(block), args)
+        function = self.kernel(module, name, defines, cooperative)
+        key = (module, tuple(defines), cooperative, name)
+        if shared_mem > _dynamic_shared.get(key, 0):
+            # opt in: static and dynamic shared memory together may pass 48 KB
+            function.max_dynamic_shared_size_bytes = shared_mem
+            _dynamic_shared[key] = shared_mem
+        function(_dims(grid), _dims(block), args, shared_mem=shared_mem)
+
+    def shared_memory_per_block(self) -> int:
+        """Bytes of shared memory one block may use with opt-in (48 KB on the CPU)."""
+        if not self.is_gpu:
+            return 48 * 1024
+        return int(self.xp.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"])
 
     def cooperative_blocks(self, module: str, name: str, threads: int, per_sm: int,
                            defines: tuple[str, ...] = ()) -> int:
@@ -220,6 +233,7 @@ def current() -> Backend:
 # ------------------------------------------------------------------ CUDA kernels
 _modules: dict[tuple, object] = {}
 _functions: dict[tuple, object] = {}
+_dynamic_shared: dict[tuple, int] = {}     # the dynamic shared memory each kernel was allowed
 
 
 def kernel_source(name: str) -> str:

@@ -96,19 +96,43 @@ def customize(overlay, decoder, backend=None, *, cancel=None, on_level=None) -> 
     if inputs is None:
         inputs = DecodeInputs(overlay.graph, overlay.turns, backend if name == "gpu" else None)
         overlay._decode_inputs[name] = inputs
-    t0 = time.perf_counter()
-    costs = inputs.decode(decoder)
-    decode_ms = (time.perf_counter() - t0) * 1000
     unit = _unit(overlay.graph, decoder)
     if name == "gpu":
-        metric = customize_costs_gpu(overlay, costs.arc_cost, costs.turn_weight, backend,
-                                     name=decoder.name, unit=unit, cancel=cancel, on_level=on_level)
+        metric = _customize_gpu(overlay, inputs, decoder, backend, unit, cancel, on_level)
     else:
+        t0 = time.perf_counter()
+        costs = inputs.decode(decoder)
+        decode_ms = (time.perf_counter() - t0) * 1000
         metric = customize_costs(overlay, costs.arc_cost, costs.turn_weight, name=decoder.name,
                                  unit=unit, cancel=cancel, on_level=on_level)
-    metric.decode_ms = decode_ms
-    metric.notes = tuple(costs.notes)
+        metric.decode_ms = decode_ms
+        metric.notes = tuple(costs.notes)
     metric.decoder = decoder
+    return metric
+
+
+def _customize_gpu(overlay, inputs, decoder, backend, unit, cancel, on_level) -> CellMetric:
+    """Decode and customize with one wait for the device: the decoder's error codes are
+    checked after the levels ran (a bad decoder still raises DecodeError, never a
+    metric). decode_ms is the decode's device time, and decode_ms + total_ms the wall
+    time from the call until the device finished."""
+    from engine.crp.decode import check_costs
+    t0 = time.perf_counter()
+    start = backend.mark()
+    costs = inputs.decode(decoder, check=False)
+    end = backend.mark()
+    try:
+        metric = customize_costs_gpu(overlay, costs.arc_cost, costs.turn_weight, backend,
+                                     name=decoder.name, unit=unit, cancel=cancel,
+                                     on_level=on_level)
+    except (CostOverflow, RuntimeError):
+        check_costs(costs, inputs)       # error codes as costs: that is the real error
+        raise
+    wall_ms = (time.perf_counter() - t0) * 1000 - metric.copy_ms
+    check_costs(costs, inputs)
+    metric.decode_ms = backend.elapsed_ms(start, end)
+    metric.total_ms = wall_ms - metric.decode_ms
+    metric.notes = tuple(costs.notes)
     return metric
 
 

@@ -28,7 +28,7 @@ from engine.crp import customize_layout as layout
 from engine.crp.customize import CostOverflow
 
 MODULE = "crp_customize"
-SHARED_INTS = 12288          # 48 KB of static shared memory, the most without opt-in
+SHARED_INTS = 12288          # local: distances per block by default (48 KB, no opt-in)
 GLOBAL_BELOW_CELLS = 32      # fewer cells than this: the global variant (measured)
 MAX_THREADS = 1024           # local: most threads per block
 MIN_BLOCKS = 264             # local: split entries until about 2 blocks per H100 SM
@@ -89,30 +89,38 @@ class LocalLevel(LevelVariant):
     def __init__(self, backend, topo, reverse, options) -> None:
         super().__init__(backend, topo, reverse, options)
         t = topo
-        batch = layout.local_batch(t.vertex_first, t.entry_first, t.exit_first, SHARED_INTS,
+        # the largest block: its distances, and 16 bytes of dirty masks, in shared memory
+        most = min(options.get("shared_ints", SHARED_INTS),
+                   backend.shared_memory_per_block() // 4 - 4)
+        batch = layout.local_batch(t.vertex_first, t.entry_first, t.exit_first, most,
                                    options.get("min_blocks", MIN_BLOCKS))
         if batch == 0:
             raise DoesNotFit(f"a level-{t.level} cell does not fit in shared memory")
         cells, entries = layout.entry_blocks(t.entry_first, t.exit_first, batch)
-        ints = layout.shared_bucket(t.vertex_first, t.entry_first, t.exit_first, batch,
-                                    SHARED_INTS)
+        self.shared_bytes = 4 * layout.shared_bucket(t.vertex_first, t.entry_first,
+                                                     t.exit_first, batch, most)
         self.batch, self.num_blocks = batch, int(cells.size)
         self.block_cell = backend.xp.asarray(cells)
         self.block_entry = backend.xp.asarray(entries)
-        self.defines = (f"DIST_INTS={ints}",)
         self.threads = options.get("threads") or _block_threads(
             t, cells, entries, batch, options.get("max_threads", MAX_THREADS))
-        backend.kernel(MODULE, "bf_local", self.defines)
+        watch, mark = layout.dirty_groups(t.vertex_first, reverse)
+        if not options.get("skip_settled", True):
+            watch[:] = mark[:] = -1
+        self.watch, self.mark = backend.xp.asarray(watch), backend.xp.asarray(mark)
+        backend.kernel(MODULE, "bf_local")
 
     def search(self, S, stats_row) -> dict:
         if self.num_blocks:
             self.backend.launch(
                 MODULE, "bf_local",
                 (self.block_cell, self.block_entry, self.vertex_first, self.entry_first,
-                 self.exit_first, self.in_first, self.in_from, self.in_cost, self.clique_first,
+                 self.exit_first, self.in_first, self.in_from, self.in_cost, self.watch,
+                 self.mark, self.clique_first,
                  np.int32(self.batch), S, stats_row),
-                grid=(self.num_blocks,), block=(self.threads,), defines=self.defines)
-        return {"batch": self.batch, "blocks": self.num_blocks, "threads": self.threads}
+                grid=(self.num_blocks,), block=(self.threads,), shared_mem=self.shared_bytes)
+        return {"batch": self.batch, "blocks": self.num_blocks, "threads": self.threads,
+                "shared_kb": self.shared_bytes // 1024}
 
 
 def _block_threads(topo, cells, entries, batch, most: int) -> int:
@@ -214,7 +222,9 @@ class GpuCustomizer:
     ``level_variants``: None (``default_variant``), a callable topo -> name, a mapping
     level -> name (levels not named use the default), or a sequence of names. A local
     level whose largest cell does not fit in shared memory runs global instead.
-    ``options``: threads (local block size), max_threads, min_blocks, rounds_per_check."""
+    ``options``: threads (local block size), max_threads, min_blocks, shared_ints (local:
+    distances per block, capped by the device's opt-in shared memory), skip_settled
+    (local: re-pull only vertices whose group changed, default True), rounds_per_check."""
 
     def __init__(self, overlay, backend, level_variants=None, **options) -> None:
         self.overlay, self.backend = overlay, backend

@@ -113,3 +113,42 @@ def pair_first(vertex_first, entry_first, exit_first) -> np.ndarray:
     first = np.zeros(ne.size + 1, dtype=np.int64)
     np.cumsum(np.diff(vertex_first).astype(np.int64) * ne, out=first[1:])
     return first
+
+
+DIRTY_BITS = 64              # groups a cell may have for the local variant's dirty mask
+
+
+def dirty_groups(vertex_first, reverse: ReverseCsr) -> tuple[np.ndarray, np.ndarray]:
+    """(watch, mark) int8 [V] for the local variant's skipping of settled vertices.
+
+    A vertex v re-pulls in a round only if bit watch[v] was set in the round before;
+    a vertex u whose distance fell sets bit mark[u]. That is exact when mark[u] ==
+    watch[v] for every edge u -> v, which holds on levels above 0, where a local edge
+    runs from an entry to an exit of one subcell (a group: the subcell's exits watch
+    the bit its entries mark). Cells where it does not hold, or with more than
+    DIRTY_BITS groups, get -1: always pull, never mark."""
+    in_first, in_from = reverse.in_first.astype(np.int64), reverse.in_from.astype(np.int64)
+    first = np.asarray(vertex_first, dtype=np.int64)
+    num_vertices = in_first.size - 1
+    cell = cells_of_vertices(first)
+    indeg = np.diff(in_first)
+    watch = np.full(num_vertices, -1, dtype=np.int64)
+    has_in = indeg > 0
+    watch[has_in] = first[cell[has_in]] + in_from[in_first[:-1][has_in]]   # least in-neighbour
+    v = np.repeat(np.arange(num_vertices), indeg)
+    u = first[cell[v]] + in_from
+    mark = np.full(num_vertices, -1, dtype=np.int64)
+    mark[u] = watch[v]
+    bad = np.zeros(first.size - 1, dtype=bool)
+    bad[cell[v[mark[u] != watch[v]]]] = True
+    # the groups of a cell numbered 0.. in order of their representative vertex
+    reps = np.unique(watch[watch >= 0])
+    rep_cell = cell[reps]
+    rank = np.arange(reps.size) - np.searchsorted(rep_cell, rep_cell)
+    bad[rep_cell[rank >= DIRTY_BITS]] = True
+    small = np.full(num_vertices, -1, dtype=np.int64)
+    small[reps] = rank
+    watch = np.where(watch >= 0, small[np.maximum(watch, 0)], -1)
+    mark = np.where(mark >= 0, small[np.maximum(mark, 0)], -1)
+    watch[bad[cell]] = mark[bad[cell]] = -1
+    return watch.astype(np.int8), mark.astype(np.int8)

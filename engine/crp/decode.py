@@ -119,15 +119,16 @@ class DecodeInputs:
         self.arrays = {k: put(np.ascontiguousarray(v)) for k, v in arrays.items()}
         self.num_arcs = m
 
-    def decode(self, decoder: Decoder) -> DecodedCosts:
-        return decode(self.graph, self.turns, decoder, self.backend, inputs=self)
+    def decode(self, decoder: Decoder, check: bool = True) -> DecodedCosts:
+        return decode(self.graph, self.turns, decoder, self.backend, inputs=self, check=check)
 
 
-def decode(graph, turns, decoder: Decoder, backend=None, inputs: DecodeInputs | None = None
-           ) -> DecodedCosts:
+def decode(graph, turns, decoder: Decoder, backend=None, inputs: DecodeInputs | None = None,
+           check: bool = True) -> DecodedCosts:
     """Arc costs and turn weights of ``decoder`` on ``graph`` (backend None: NumPy).
-    Raises DecodeError when the decoder needs data the graph lacks or a cost is not
-    a finite non-negative int32."""
+    Raises DecodeError when the decoder needs data the graph lacks or (``check``) a
+    cost is not a finite non-negative int32. Without ``check`` nothing waits for the
+    device: the caller runs ``check_costs`` later, off the critical path."""
     if inputs is None:
         inputs = DecodeInputs(graph, turns, backend)
     program = compile_decoder(decoder, inputs)
@@ -144,7 +145,8 @@ def decode(graph, turns, decoder: Decoder, backend=None, inputs: DecodeInputs | 
     else:
         _arc_costs_cpu(ints, floats, a["length_m"], a["road_class"], a["speed_kmh"],
                        a["lanes"], a["flags"], a["metrics"], arc_cost)
-    _check_arcs(arc_cost, inputs, decoder)
+    if check:
+        _check_arcs(arc_cost, inputs, decoder)
     if backend.is_gpu:
         backend.launch("crp_decode", "crp_turn_weights",
                        (ints, a["to_arc"], a["turn_type"], arc_cost, np.int64(turn_weight.size),
@@ -152,8 +154,15 @@ def decode(graph, turns, decoder: Decoder, backend=None, inputs: DecodeInputs | 
     else:
         turn_weight[...] = _turn_weights_host(program.turn_cost, a["to_arc"], a["turn_type"],
                                               arc_cost)
-    _check_turns(turn_weight, inputs, decoder)
+    if check:
+        _check_turns(turn_weight, inputs, decoder)
     return DecodedCosts(arc_cost, turn_weight, program, decoder)
+
+
+def check_costs(costs: DecodedCosts, inputs: DecodeInputs) -> None:
+    """The checks ``decode(check=False)`` skipped: DecodeError for an error code."""
+    _check_arcs(costs.arc_cost, inputs, costs.decoder)
+    _check_turns(costs.turn_weight, inputs, costs.decoder)
 
 
 # ----------------------------------------------------------------- compiling

@@ -9,16 +9,18 @@
 
 #define FORBIDDEN 2147483647
 
-#ifndef DIST_INTS
-#define DIST_INTS 256
-#endif
 
-// Mapping: cost[i] = weights[index[i]] (the level's in-edges, contiguous).
+// Mapping: cost[i] = weights[index[i]] (the level's in-edges, contiguous). A negative
+// weight is a decoder's error code, checked only after the run: it is read as "no
+// way", so Bellman-Ford never meets a negative cycle and always ends.
 extern "C" __global__ void gather_costs(const int* __restrict__ weights,
                                         const int* __restrict__ index,
                                         int* __restrict__ cost, long long n) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i < n) cost[i] = weights[index[i]];
+    if (i < n) {
+        int w = weights[index[i]];
+        cost[i] = w < 0 ? FORBIDDEN : w;
+    }
 }
 
 // The best of ``cur`` and every in-edge of one vertex for entry column k of a
@@ -41,7 +43,10 @@ __device__ __forceinline__ int pull(Dist dist, int stride, int k, int begin, int
 
 // Local variant: one block per (cell, batch of entries), distances [vertex][entry]
 // in shared memory, rounds inside the block until no thread changed anything.
-// stats[0] |= overflow, stats[1] = max rounds. Collection writes the exits' rows.
+// A vertex re-pulls only if the group it watches changed in the round before (a
+// subcell's entries, engine.crp.customize_layout.dirty_groups; -1: always), which
+// skips the settled parts of a cell. stats[0] |= overflow, stats[1] = max rounds.
+// Collection writes the exits' rows.
 extern "C" __global__ void bf_local(const int* __restrict__ block_cell,
                                     const int* __restrict__ block_entry,
                                     const int* __restrict__ vertex_first,
@@ -50,9 +55,12 @@ extern "C" __global__ void bf_local(const int* __restrict__ block_cell,
                                     const int* __restrict__ in_first,
                                     const int* __restrict__ in_from,
                                     const int* __restrict__ in_cost,
+                                    const signed char* __restrict__ watch,
+                                    const signed char* __restrict__ mark,
                                     const long long* __restrict__ clique_first,
                                     int batch, int* __restrict__ S, int* stats) {
-    __shared__ int dist[DIST_INTS];
+    extern __shared__ int dist[];       // [vertex][entry of the batch], sized at launch
+    __shared__ unsigned long long dirty, dirty_next;
     const int c = block_cell[blockIdx.x], e0 = block_entry[blockIdx.x];
     const int v0 = vertex_first[c], nv = vertex_first[c + 1] - v0;
     const int ne = entry_first[c + 1] - entry_first[c], nx = exit_first[c + 1] - exit_first[c];
@@ -61,20 +69,39 @@ extern "C" __global__ void bf_local(const int* __restrict__ block_cell,
         int v = p / nb;
         dist[p] = (v == e0 + p - v * nb) ? 0 : FORBIDDEN;
     }
+    if (threadIdx.x == 0) { dirty = ~0ULL; dirty_next = 0; }
     __syncthreads();
     const int* first = in_first + v0;
-    int rounds = 0, ovf, changed;
+    int rounds = 0, ovf = 0, changed;
     do {                                                             // search
         changed = 0;
+        unsigned long long marks = 0;
+        for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
+            int v = p / nb, k = p - v * nb, g = watch[v0 + v];
+            if (g >= 0 && !((dirty >> g) & 1ULL)) continue;
+            int cur = dist[p];
+            int best = pull(dist, nb, k, first[v], first[v + 1], in_from, in_cost, cur, ovf);
+            if (best < cur) {
+                dist[p] = best;
+                changed = 1;
+                int h = mark[v0 + v];
+                if (h >= 0) marks |= 1ULL << h;
+            }
+        }
+        if (marks) atomicOr(&dirty_next, marks);
+        changed = __syncthreads_or(changed);
+        if (threadIdx.x == 0) { dirty = dirty_next; dirty_next = 0; }
+        __syncthreads();
+        ++rounds;
+    } while (changed);
+    if (__syncthreads_or(ovf)) {        // rare: overflow counts only on the final distances
         ovf = 0;
         for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
-            int v = p / nb, k = p - v * nb, cur = dist[p];
-            int best = pull(dist, nb, k, first[v], first[v + 1], in_from, in_cost, cur, ovf);
-            if (best < cur) { dist[p] = best; changed = 1; }
+            int v = p / nb;
+            pull(dist, nb, p - v * nb, first[v], first[v + 1], in_from, in_cost, dist[p], ovf);
         }
-        ++rounds;
-    } while (__syncthreads_or(changed));
-    if (ovf) atomicOr(stats, 1);
+        if (ovf) atomicOr(stats, 1);
+    }
     if (threadIdx.x == 0) atomicMax(stats + 1, rounds);
     const long long base = clique_first[c] + (long long)e0 * nx;   // collection
     for (int q = threadIdx.x; q < nb * nx; q += blockDim.x) {

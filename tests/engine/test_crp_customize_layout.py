@@ -137,3 +137,39 @@ def test_overflow_is_judged_like_dijkstra(overlay, scale):
         assert np.array_equal(s, ref)
         weights = s
     pytest.fail("no level overflowed")
+
+
+def test_dirty_groups_cover_every_edge(overlay):
+    """Every edge u -> v: u marks the bit v watches (or v always pulls); above level 0
+    the groups are the subcells, so almost every vertex skips while settled."""
+    for t in overlay.levels:
+        rev = layout.reverse_csr(t.vertex_first, t.edge_first, t.edge_to, t.edge_weight)
+        watch, mark = layout.dirty_groups(t.vertex_first, rev)
+        head = np.repeat(np.arange(t.vertex_first[-1]), np.diff(rev.in_first))
+        cell = layout.cells_of_vertices(t.vertex_first)
+        src = t.vertex_first[cell[head]] + rev.in_from
+        assert np.all((watch[head] == -1) | (mark[src] == watch[head]))
+        assert watch.max(initial=-1) < layout.DIRTY_BITS
+        if t.level > 0:
+            with_in = np.diff(rev.in_first) > 0
+            assert np.mean(watch[with_in] >= 0) > 0.9
+            # one group per subcell: a cell's groups number its subcells (or fewer)
+            subcells = overlay.partition.cell_of[t.level - 1]
+            arcs = t.vertex_arc[with_in]
+            groups = watch[with_in]
+            cells = cell[np.flatnonzero(with_in)]
+            sub_of = subcells[overlay.graph.tail[arcs]]
+            for c in np.unique(cells)[:50]:
+                sel = (cells == c) & (groups >= 0)
+                pairs = set(zip(groups[sel].tolist(), sub_of[sel].tolist()))
+                assert len(pairs) == len({g for g, _ in pairs}) == len({s for _, s in pairs})
+
+
+def test_dirty_groups_fall_back_where_edges_do_not_group():
+    """A cell whose edges do not form subcell cliques always pulls: 1 feeds vertices
+    that watch different groups (2 watches 0's, 3 watches 1's)."""
+    vertex_first = np.array([0, 4])
+    edge_first, edge_to = np.array([0, 1, 3, 3, 3]), np.array([2, 2, 3])   # 0->2, 1->2, 1->3
+    rev = layout.reverse_csr(vertex_first, edge_first, edge_to, np.zeros(3, np.int64))
+    watch, mark = layout.dirty_groups(vertex_first, rev)
+    assert np.all(watch == -1) and np.all(mark == -1)

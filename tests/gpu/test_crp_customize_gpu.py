@@ -129,3 +129,25 @@ def test_customize_costs_gpu_metric(gen, gpu):
         assert np.array_equal(d.get(), expected)
     again = customize_costs_gpu(o, o.graph.metric(None), tw, gpu)   # the overlay's own
     assert all(np.array_equal(a, b) for a, b in zip(again.shortcuts, ref.shortcuts))
+
+
+@pytest.mark.parametrize("variants", [None, "local", "global"])
+def test_bad_decoder_raises_after_the_run_and_leaves_gpu_usable(gen, gpu, variants):
+    """The GPU checks a decoder's error codes after the levels ran: a cost of 1/0 or a
+    negative one still raises DecodeError (never a metric, never a hang), and the
+    next good decoder customizes exactly."""
+    from engine.crp.customize import customize
+    from engine.crp.customize_gpu import GpuCustomizer
+    from engine.crp.decode import DecodeError
+    from engine.crp.decoder import load_decoder, parse_decoder
+    o, _ = gen
+    o._gpu_customizer = GpuCustomizer(o, gpu, None if variants is None else [variants] * o.num_levels)
+    for expression, reason in (("cost / (lanes - 1)", "infinite"), ("0 - cost", "negative")):
+        bad = parse_decoder(f'name = "bad"\nkind = "distance"\nexpression = "{expression}"\n')
+        with pytest.raises(DecodeError, match=reason):
+            customize(o, bad, gpu)
+    good = load_decoder("car-fastest")
+    on_gpu, on_cpu = customize(o, good, gpu), customize(o, good, None)
+    assert on_gpu.decode_ms > 0 and on_gpu.total_ms > 0
+    assert all(np.array_equal(a, b) for a, b in zip(on_gpu.shortcuts, on_cpu.shortcuts))
+    o.__dict__.pop("_gpu_customizer")

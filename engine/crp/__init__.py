@@ -9,7 +9,11 @@ Phases are types, as in RoutingKit and OSRM:
     decoder.py      Decoder: a TOML metric decoder (data, never code); expression.py
     decode.py       decode(...) -> arc costs and turn weights (one kernel, Numba twin)
     customize.py    customize(overlay, decoder, backend) -> CellMetric
-    local_search.py the CPU twin of customization; local searches for unpacking
+    microcode.py    level 0 by microinstructions (CPU; microcode_gpu.py on the device)
+    local_search.py the CPU twin of the levels above 0 (a Dijkstra per entry)
+    customize_gpu.py GpuCustomizer: local/global Bellman-Ford per level, device events;
+                    customize_layout.py: its metric-independent device layout
+    flat.py         the levels' arrays concatenated; query_space.py: the query's numbering
     search.py       the bidirectional overlay query; unpack.py: shortcuts to arcs
     query.py        CrpQuery(overlay, metric): route(s, t) -> Path, with reset()
 """

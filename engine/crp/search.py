@@ -21,16 +21,19 @@ from engine.crp.local_search import FORBIDDEN
 # Numba's reference counting, each call did an atomic incref/decref per array
 # argument, inlined or not, which took 90% of the query's time.
 @nb.njit(cache=True, _nrt=False)
-def _sift_up(hk, ha, pos, i):
+def _sift_up(hk, ha, pos, i, key, a):
+    """Place (key, a) at or above slot i: parents move down into the hole."""
     while i > 0:
         p = (i - 1) >> 1
-        if hk[p] <= hk[i]:
+        if hk[p] <= key:
             break
-        hk[p], hk[i] = hk[i], hk[p]
-        ha[p], ha[i] = ha[i], ha[p]
+        hk[i] = hk[p]
+        ha[i] = ha[p]
         pos[ha[i]] = i
         i = p
-    pos[ha[i]] = i
+    hk[i] = key
+    ha[i] = a
+    pos[a] = i
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -40,33 +43,34 @@ def _push(hk, ha, pos, size, key, a):
     if i < 0:
         i = size
         size += 1
-        ha[i] = a
-    hk[i] = key
-    _sift_up(hk, ha, pos, i)
+    _sift_up(hk, ha, pos, i, key, a)
     return size
 
 
 @nb.njit(cache=True, _nrt=False)
 def _pop(hk, ha, pos, size):
+    """The top (key, arc) and the new size; the last entry sinks from the root's hole."""
     key, a = hk[0], ha[0]
     pos[a] = -1
     size -= 1
     if size > 0:
-        hk[0], ha[0] = hk[size], ha[size]
+        k, b = hk[size], ha[size]
         i = 0
         while True:
-            left, smallest = 2 * i + 1, i
-            if left < size and hk[left] < hk[smallest]:
-                smallest = left
-            if left + 1 < size and hk[left + 1] < hk[smallest]:
-                smallest = left + 1
-            if smallest == i:
+            c = 2 * i + 1
+            if c >= size:
                 break
-            hk[smallest], hk[i] = hk[i], hk[smallest]
-            ha[smallest], ha[i] = ha[i], ha[smallest]
+            if c + 1 < size and hk[c + 1] < hk[c]:
+                c += 1
+            if hk[c] >= k:
+                break
+            hk[i] = hk[c]
+            ha[i] = ha[c]
             pos[ha[i]] = i
-            i = smallest
-        pos[ha[i]] = i
+            i = c
+        hk[i] = k
+        ha[i] = b
+        pos[b] = i
     return key, a, size
 
 

@@ -42,8 +42,8 @@ class CrpQuery:
                        self.turn_weight_q, q.arc_level)
         self._cells = (self.query_level, q.head_rec, q.tail_rec, q.entry_first, q.entry_q,
                        q.exit_first, q.exit_q)
-        self._unpack_space = (q.first_turn, q.to_q, q.to_level, q.head_rec, q.exit_first,
-                              q.exit_q, q.exit_level)
+        self._unpack_space = (q.first_turn, q.to_q, self.turn_weight_q, q.crossing, q.head_rec, q.exit_first,
+                              q.exit_q)
         self._state = (np.full(m, FORBIDDEN, dtype=np.int64), np.full(m, FORBIDDEN, dtype=np.int64),
                        np.full(m, -1, dtype=np.int32), np.full(m, -1, dtype=np.int32),
                        np.full(m, -1, dtype=np.int8), np.full(m, -1, dtype=np.int8))
@@ -111,7 +111,7 @@ class CrpQuery:
         """Original arcs of the search path through ``meet``."""
         q = self.space
         df, db, pf, pb, lf, lb = self._state
-        arcs = unpack_path(meet, pf, lf, pb, lb, self._unpack_space, self.turn_weight_q,
+        arcs = unpack_path(meet, pf, lf, pb, lb, self._unpack_space,
                            self.shortcuts, q.tail_rec, q.clique_first, self._ud, self._uvia,
                            self._utouched, self._heaps[:3])
         return q.arc_of_q[arcs]

@@ -1,7 +1,8 @@
 """The query's own numbering of arcs: boundary arcs of the highest level first, then
 of each lower level, then the rest; within a group by the cells around the head.
 
-A query settles few arcs but relaxes whole shortcut rows; in this numbering the top
+Arcs sort by level first, so an arc crosses level l exactly when its query id is
+below ``crossing[l]``. A query settles few arcs but relaxes whole shortcut rows; in this numbering the top
 levels' arcs, and a cell's exits, sit close together, so the search's state arrays
 stay in cache. The turn CSR and the cells' entry and exit lists are renumbered
 alike; a boundary arc's index among the boundary arcs is its query id.
@@ -39,8 +40,7 @@ class QuerySpace:
     exit_col: np.ndarray
     head_rec: np.ndarray      # int32 [B0, L, 2] (cell, its row's first shortcut) at the head
     tail_rec: np.ndarray      # int32 [B0, L, 2] (cell, its column's first shortcut) at the tail
-    exit_level: np.ndarray    # int8 arc_level of each exit_q
-    to_level: np.ndarray      # int8 arc_level of each to_q
+    crossing: np.ndarray      # int64 [L]: query ids below crossing[l] cross level l
 
 
 def query_space(overlay, flat) -> QuerySpace:
@@ -76,7 +76,7 @@ def query_space(overlay, flat) -> QuerySpace:
         flat.clique_first, entry_row, exit_col,
         _records(overlay, flat, g.head[arc_of_q[:b0]], entry_row, True),
         _records(overlay, flat, g.tail[arc_of_q[:b0]], exit_col, False),
-        arc_level[exit_q], arc_level[to_q])
+        (arc_level[:, None] > np.arange(overlay.num_levels)).sum(axis=0))
     overlay._query_space = space
     return space
 

@@ -16,14 +16,15 @@ from engine.crp.search import _pop, _push
 
 
 @nb.njit(cache=True, _nrt=False)
-def _cell_path(l, e, x, bound, space, turn_weight, shortcuts, dist, via, touched, heap):
+def _cell_path(l, e, x, bound, space, shortcuts, dist, via, touched, heap):
     """Dijkstra from e towards x inside e's level-l cell, up to cost ``bound``: leaves
     dist and via (each arc's predecessor) for the caller to walk back from x, and
     returns how many arcs it touched (listed in ``touched``). Since ``bound`` is the
     shortcut's cost, hence the optimum, it stops once x is reached at that cost: the
     arcs before x on its via chain were all settled already."""
-    first_turn, to_q, to_level, head_rec, exit_first, exit_q, exit_level = space
+    first_turn, to_q, turn_weight, crossing, head_rec, exit_first, exit_q = space
     hk, ha, pos = heap
+    leaves = crossing[l]                    # query ids below it leave C
     nt = 1
     touched[0] = e
     dist[e] = 0
@@ -31,37 +32,31 @@ def _cell_path(l, e, x, bound, space, turn_weight, shortcuts, dist, via, touched
     while size > 0 and dist[x] != bound:    # x reached at its known cost: done
         d, y, size = _pop(hk, ha, pos, size)
         if l == 0:
-            lo = first_turn[y]
-            size, nt = _scan(lo, first_turn[y + 1], lo, to_q, to_level, turn_weight, d, y, x,
-                             0, bound, dist, via, touched, nt, hk, ha, pos, size)
+            for k in range(first_turn[y], first_turn[y + 1]):
+                size, nt = _reach(to_q[k], d + turn_weight[k], y, x, leaves, bound, dist, via,
+                                  touched, nt, hk, ha, pos, size)
         else:                               # y enters a subcell D of C: D's row from y
             cb = head_rec[y, l - 1, 0]
-            lo = exit_first[cb]
-            size, nt = _scan(lo, exit_first[cb + 1], head_rec[y, l - 1, 1], exit_q, exit_level,
-                             shortcuts, d, y, x, l, bound, dist, via, touched, nt, hk, ha, pos, size)
+            lo, row = exit_first[cb], head_rec[y, l - 1, 1]
+            for k in range(exit_first[cb + 1] - lo):
+                size, nt = _reach(exit_q[lo + k], d + shortcuts[row + k], y, x, leaves, bound,
+                                  dist, via, touched, nt, hk, ha, pos, size)
     for i in range(size):
         pos[ha[i]] = -1
     return nt
 
 
-@nb.njit(cache=True, _nrt=False)
-def _scan(lo, hi, wlo, to, to_level, weight, d, y, x, l, bound, dist, via, touched, nt,
-          hk, ha, pos, size):
-    """Relax y's arcs to[lo:hi] (costs from weight[wlo]) that stay in the level-l cell
-    or reach x. The cost test comes first: most entries fail it, on contiguous reads.
-    (bound < FORBIDDEN, so d + FORBIDDEN fails it too.)"""
-    for k in range(hi - lo):
-        nd = d + weight[wlo + k]
-        if nd > bound:
-            continue
-        z = to[lo + k]
-        if nd < dist[z] and (to_level[lo + k] <= l or z == x):
-            if dist[z] == FORBIDDEN:
-                touched[nt] = z
-                nt += 1
-            dist[z] = nd
-            via[z] = y
-            size = _push(hk, ha, pos, size, nd, z)
+@nb.njit(cache=True, _nrt=False, inline="always")
+def _reach(z, nd, y, x, leaves, bound, dist, via, touched, nt, hk, ha, pos, size):
+    """Arc z at cost nd from y, unless that costs more than the shortcut (so also when
+    forbidden: bound < FORBIDDEN) or z leaves the cell before x."""
+    if nd <= bound and nd < dist[z] and (z >= leaves or z == x):
+        if dist[z] == FORBIDDEN:
+            touched[nt] = z
+            nt += 1
+        dist[z] = nd
+        via[z] = y
+        size = _push(hk, ha, pos, size, nd, z)
     return size, nt
 
 
@@ -103,12 +98,12 @@ def search_steps(meet, pf, lf, pb, lb):
 
 
 @nb.njit(cache=True)
-def unpack_path(meet, pf, lf, pb, lb, space, turn_weight, shortcuts, tail_rec, clique_first,
+def unpack_path(meet, pf, lf, pb, lb, space, shortcuts, tail_rec, clique_first,
                 dist, via, touched, heap):
     """Arcs (query ids) of the search path through ``meet``. ``dist`` is FORBIDDEN
     everywhere and is left so; via, touched and the heap are scratch."""
     step_arc, step_level = search_steps(meet, pf, lf, pb, lb)
-    head_rec = space[3]
+    head_rec = space[4]
     out = np.empty(64, dtype=np.int64)
     n = 0
     stack = np.empty((64, 3), dtype=np.int64)     # shortcuts to unpack: (level, entry, exit)
@@ -125,7 +120,7 @@ def unpack_path(meet, pf, lf, pb, lb, space, turn_weight, shortcuts, tail_rec, c
             l, e, x = stack[top, 0], stack[top, 1], stack[top, 2]
             # e's row and x's column of their cell's matrix meet at the shortcut
             bound = shortcuts[head_rec[e, l, 1] + tail_rec[x, l, 1] - clique_first[head_rec[e, l, 0]]]
-            nt = _cell_path(l, e, x, bound, space, turn_weight, shortcuts, dist, via, touched, heap)
+            nt = _cell_path(l, e, x, bound, space, shortcuts, dist, via, touched, heap)
             found = dist[x] == bound
             n0 = n
             y = x

@@ -44,14 +44,16 @@ class CrpQuery:
                        q.exit_first, q.exit_q)
         self._unpack_space = (q.first_turn, q.to_q, self.turn_weight_q, q.crossing, q.head_rec, q.exit_first,
                               q.exit_q)
-        self._state = (np.full(m, FORBIDDEN, dtype=np.int64), np.full(m, FORBIDDEN, dtype=np.int64),
+        # distances and heap keys fit int32: only costs below best <= FORBIDDEN are
+        # stored (sums are taken in int64), which halves their cache footprint
+        self._state = (np.full(m, FORBIDDEN, dtype=np.int32), np.full(m, FORBIDDEN, dtype=np.int32),
                        np.full(m, -1, dtype=np.int32), np.full(m, -1, dtype=np.int32),
                        np.full(m, -1, dtype=np.int8), np.full(m, -1, dtype=np.int8))
         self._touched = np.empty(m + 1, dtype=np.int32)
-        self._heaps = (np.empty(m, np.int64), np.empty(m, np.int32), np.full(m, -1, np.int32),
-                       np.empty(m, np.int64), np.empty(m, np.int32), np.full(m, -1, np.int32))
+        self._heaps = (np.empty(m, np.int32), np.empty(m, np.int32), np.full(m, -1, np.int32),
+                       np.empty(m, np.int32), np.empty(m, np.int32), np.full(m, -1, np.int32))
         self._ntouched = 0
-        self._ud = np.full(m, FORBIDDEN, dtype=np.int64)     # unpacking's local searches
+        self._ud = np.full(m, FORBIDDEN, dtype=np.int32)     # unpacking's local searches
         self._uvia = np.empty(m, dtype=np.int32)
         self._utouched = np.empty(m + 1, dtype=np.int32)
         # global cell index of every node per level, for the s and t cells

@@ -104,12 +104,13 @@ def unpack_path(meet, pf, lf, pb, lb, space, shortcuts, tail_rec, clique_first,
     everywhere and is left so; via, touched and the heap are scratch."""
     step_arc, step_level = search_steps(meet, pf, lf, pb, lb)
     head_rec = space[4]
-    out = np.empty(64, dtype=np.int64)
+    out = np.empty(1024, dtype=np.int64)
     n = 0
     stack = np.empty((64, 3), dtype=np.int64)     # shortcuts to unpack: (level, entry, exit)
     for i in range(step_arc.size):
         if i == 0 or step_level[i] < 0:
-            out = grow(out, n + 1)
+            if n == out.size:                       # grow() only then: each call of an
+                out = grow(out, n + 1)              # array function costs refcounting
             out[n] = step_arc[i]
             n += 1
             continue
@@ -126,7 +127,8 @@ def unpack_path(meet, pf, lf, pb, lb, space, shortcuts, tail_rec, clique_first,
             y = x
             while found and y != e:                # the path backwards, x to e
                 if l == 0:
-                    out = grow(out, n + 1)
+                    if n == out.size:
+                        out = grow(out, n + 1)
                     out[n] = y
                     n += 1
                 else:

@@ -56,6 +56,7 @@ class CrpQuery:
         self._ud = np.full(m, FORBIDDEN, dtype=np.int32)     # unpacking's local searches
         self._uvia = np.empty(m, dtype=np.int32)
         self._utouched = np.empty(m + 1, dtype=np.int32)
+        self._in_q = q.q_of_arc[g.backward.in_arc]          # the arcs into each node
         # global cell index of every node per level, for the s and t cells
         self._node_cell = np.ascontiguousarray(
             (overlay.cell_of + self.flat.cell_base[:, None]).T.astype(np.int32))
@@ -74,9 +75,11 @@ class CrpQuery:
         check_node(g, target)
         if source == target:
             return path_from_arcs(g, source, target, self.metric, 0, [])
-        out = np.arange(g.first_out[source], g.first_out[source + 1], dtype=np.int32)
-        into = g.backward.in_arc[g.backward.first_in[target]:g.backward.first_in[target + 1]]
-        cost, arcs = self._search(source, target, out, self.cell_metric.arc_cost[out], into)
+        lo, hi = g.first_out[source], g.first_out[source + 1]    # slices, not gathers
+        first_in = g.backward.first_in
+        cost, arcs = self._search(source, target, self.space.q_of_arc[lo:hi],
+                                  self.cell_metric.arc_cost[lo:hi],
+                                  self._in_q[first_in[target]:first_in[target + 1]])
         if arcs is None:
             raise unreachable(g, source, target)
         return path_from_arcs(g, source, target, self.metric, cost, arcs)
@@ -87,17 +90,17 @@ class CrpQuery:
         from_arc's own cost. Raises Unreachable."""
         g = self.graph
         src, dst = int(g.tail[from_arc]), int(g.head[to_arc])
-        first = np.array([from_arc], dtype=np.int32)
-        cost, arcs = self._search(int(g.head[from_arc]), dst, first, np.zeros(1, np.int32),
-                                  np.array([to_arc], dtype=np.int32))
+        q_of_arc = self.space.q_of_arc
+        cost, arcs = self._search(int(g.head[from_arc]), dst, q_of_arc[[from_arc]],
+                                  np.zeros(1, np.int32), q_of_arc[[to_arc]])
         if arcs is None:
             raise Unreachable(f"arc {to_arc} cannot be reached from arc {from_arc}")
         return path_from_arcs(g, src, dst, self.metric, cost, arcs)
 
     def _search(self, s_node, t_node, sources, source_cost, targets):
-        q = self.space
+        """Sources and targets as query ids, source costs int32."""
         best, meet, nt = bidirectional(
-            q.q_of_arc[sources], source_cost.astype(np.int64), q.q_of_arc[targets], self._graph,
+            sources, source_cost, targets, self._graph,
             self._cells, self._node_cell[s_node], self._node_cell[t_node], self.shortcuts,
             self._state, self._touched, self._ntouched, self._heaps)
         self._ntouched = nt

@@ -145,8 +145,6 @@ def decode(graph, turns, decoder: Decoder, backend=None, inputs: DecodeInputs | 
     else:
         _arc_costs_cpu(ints, floats, a["length_m"], a["road_class"], a["speed_kmh"],
                        a["lanes"], a["flags"], a["metrics"], arc_cost)
-    if check:
-        _check_arcs(arc_cost, inputs, decoder)
     if backend.is_gpu:
         backend.launch("crp_decode", "crp_turn_weights",
                        (ints, a["to_arc"], a["turn_type"], arc_cost, np.int64(turn_weight.size),
@@ -154,13 +152,15 @@ def decode(graph, turns, decoder: Decoder, backend=None, inputs: DecodeInputs | 
     else:
         turn_weight[...] = _turn_weights_host(program.turn_cost, a["to_arc"], a["turn_type"],
                                               arc_cost)
+    costs = DecodedCosts(arc_cost, turn_weight, program, decoder)
     if check:
-        _check_turns(turn_weight, inputs, decoder)
-    return DecodedCosts(arc_cost, turn_weight, program, decoder)
+        check_costs(costs, inputs)
+    return costs
 
 
 def check_costs(costs: DecodedCosts, inputs: DecodeInputs) -> None:
-    """The checks ``decode(check=False)`` skipped: DecodeError for an error code."""
+    """DecodeError for an error code among the costs, the arcs' first (a bad arc cost
+    also spoils the turn weights into it)."""
     _check_arcs(costs.arc_cost, inputs, costs.decoder)
     _check_turns(costs.turn_weight, inputs, costs.decoder)
 

@@ -1,9 +1,8 @@
-"""The overlay's per-level arrays concatenated into one set, for the Numba query and
-path unpacking (which need every level in one call).
+"""The overlay's per-level cell arrays concatenated into one set, for the Numba query
+and path unpacking (which need every level in one call).
 
-Indices stay valid across levels: level l's cells, local vertices, edges and
-shortcuts are shifted by that level's base, so a query or unpacking loop indexes the
-concatenated arrays directly.
+Indices stay valid across levels: level l's cells and shortcuts are shifted by that
+level's base, so a query or unpacking loop indexes the concatenated arrays directly.
 """
 from __future__ import annotations
 
@@ -20,14 +19,8 @@ class FlatOverlay:
     exit_first: np.ndarray     # int64
     exit_arc: np.ndarray       # int32
     clique_first: np.ndarray   # int64, offsets into the concatenated shortcut costs
-    vertex_first: np.ndarray   # int64, global local-vertex ids
-    vertex_arc: np.ndarray     # int32 [sum(V_l + 1)] arc of each local vertex (-1 pads)
-    edge_first: np.ndarray     # int64 [sum(V_l + 1)] global edge ids
-    edge_to: np.ndarray        # int64 global local-vertex id
-    edge_weight: np.ndarray    # int64: turn id (level 0) or index into the concatenated S
     entry_row: np.ndarray      # int32 [L, B0]
     exit_col: np.ndarray       # int32 [L, B0]
-    shortcut_base: np.ndarray  # int64 [L] where S_l starts in the concatenation
 
 
 def flatten(overlay) -> FlatOverlay:
@@ -40,16 +33,14 @@ def flatten(overlay) -> FlatOverlay:
 
 def _flatten(overlay) -> FlatOverlay:
     levels = overlay.levels
-    cell_base, s_base, v_base, e_base = (np.zeros(len(levels), dtype=np.int64) for _ in range(4))
-    parts = {k: [] for k in ("ef", "ea", "xf", "xa", "cf", "vf", "va", "edf", "et", "ew")}
+    cell_base, s_base = (np.zeros(len(levels), dtype=np.int64) for _ in range(2))
+    parts = {k: [] for k in ("ef", "ea", "xf", "xa", "cf")}
     entry_total = exit_total = 0
     for l, t in enumerate(levels):
         if l:
             prev = levels[l - 1]
             cell_base[l] = cell_base[l - 1] + prev.num_cells + 1
             s_base[l] = s_base[l - 1] + prev.num_shortcuts
-            v_base[l] = v_base[l - 1] + prev.vertex_arc.size + 1
-            e_base[l] = e_base[l - 1] + prev.edge_to.size
         parts["ef"].append(t.entry_first.astype(np.int64) + entry_total)
         parts["xf"].append(t.exit_first.astype(np.int64) + exit_total)
         parts["ea"].append(t.entry_arc)
@@ -57,16 +48,9 @@ def _flatten(overlay) -> FlatOverlay:
         entry_total += t.entry_arc.size
         exit_total += t.exit_arc.size
         parts["cf"].append(t.clique_first + s_base[l])
-        # a cell's local vertices: v_base + vertex_first (v_base counts the +1 paddings)
-        parts["vf"].append(t.vertex_first.astype(np.int64) + v_base[l])
-        parts["va"].append(np.append(t.vertex_arc, -1).astype(np.int32))
-        parts["edf"].append(t.edge_first + e_base[l])
-        parts["et"].append(t.edge_to.astype(np.int64) + v_base[l])
-        parts["ew"].append(t.edge_weight + (s_base[l - 1] if l else 0))
     cat = {k: (np.concatenate(v) if v else np.zeros(0, np.int64)) for k, v in parts.items()}
     b0 = overlay.boundary_arc.size
     entry_row = np.stack([t.entry_row for t in levels]) if levels else np.zeros((0, b0), np.int32)
     exit_col = np.stack([t.exit_col for t in levels]) if levels else np.zeros((0, b0), np.int32)
     return FlatOverlay(cell_base, cat["ef"], cat["ea"].astype(np.int32), cat["xf"],
-                       cat["xa"].astype(np.int32), cat["cf"], cat["vf"], cat["va"], cat["edf"], cat["et"],
-                       cat["ew"], entry_row, exit_col, s_base)
+                       cat["xa"].astype(np.int32), cat["cf"], entry_row, exit_col)

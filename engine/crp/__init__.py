@@ -11,7 +11,8 @@ Phases are types, as in RoutingKit and OSRM:
     customize.py    customize(overlay, decoder, backend) -> CellMetric
     microcode.py    level 0 by microinstructions (CPU; microcode_gpu.py on the device)
     local_search.py the CPU twin of the levels above 0 (a Dijkstra per entry)
-    customize_gpu.py GpuCustomizer: local/global Bellman-Ford per level, device events;
+    customize_gpu.py GpuCustomizer: a variant per level (min-plus rounds above level 0;
+                    local/global Bellman-Ford), device events;
                     customize_layout.py: its metric-independent device layout
     flat.py         the levels' arrays concatenated; query_space.py: the query's numbering
     search.py       the bidirectional overlay query; unpack.py: shortcuts to arcs

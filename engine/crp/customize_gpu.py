@@ -7,10 +7,12 @@ then does, level by level on one stream with no host wait (the global variant re
 a flag every few rounds):
 
 - mapping: ``cost[i] = W[in_weight[i]]`` (W = turn weights, or S of the level below);
-- search: injection, pull rounds until nothing changes, collection into S_l;
-  *local*: one block per (cell, entry batch), distances in shared memory, rounds
-  inside the block (collection fused into the same kernel); *global* (levels with
-  few cells, too few blocks to fill the GPU): one launch per round, a thread per
+- search: injection, rounds until nothing changes, collection into S_l;
+  *minplus* (the default above level 0): one block per (cell, entry batch), the
+  cell's rows in shared memory, each round a min-plus product of the changed
+  subcells' rows with their matrices, register-tiled (customize_layout.MinplusLayout);
+  *local*: the same blocks, but each distance pulls over its in-edges one by one;
+  *global* (a cell too big for shared memory): one launch per round, a thread per
   distance in global memory, then a collection kernel.
 
 The variant per level comes from ``default_variant`` or the ``level_variants``
@@ -29,22 +31,20 @@ from engine.crp.customize import CostOverflow
 
 MODULE = "crp_customize"
 SHARED_INTS = 12288          # local: distances per block by default (48 KB, no opt-in)
-GLOBAL_BELOW_CELLS = 32      # fewer cells than this: the global variant (measured)
 MAX_THREADS = 1024           # local: most threads per block
 MIN_BLOCKS = 264             # local: split entries until about 2 blocks per H100 SM
 ROUNDS_PER_CHECK = 8         # global: rounds launched between two reads of the flags
+MINPLUS_SHARED_INTS = 24576  # min-plus: rows per block at most (96 KB: 2 blocks per H100 SM)
+MINPLUS_THREADS = 256        # min-plus: threads per block (measured: 128 and 512 lose)
 
 
 def default_variant(topo) -> str:
     """Microinstructions for level 0 (the paper's choice for the lowest level: 0.15 ms
-    on NY against 0.76 ms by Bellman-Ford), then the paper's rule, local for levels with many cells and global for the few big
-    ones, with the cut where it measured best on an H100 (the paper's is 100): NY's
-    136-cell level runs local in 0.72 ms (global 0.87), a 1M-node graph's 64-cell
-    level local in 6.8 ms (global 12.8); 17 and 8 cells run global (0.69 vs 1.36 ms,
-    14.3 vs 25.3 ms)."""
-    if topo.level == 0:
-        return "microcode"
-    return "global" if topo.num_cells < GLOBAL_BELOW_CELLS else "local"
+    on NY against 0.76 ms by Bellman-Ford), min-plus products above (a cell too big
+    for shared memory runs global). Measured on an H100 against the paper's rule (local
+    Bellman-Ford for levels with many cells, global for the few big ones), levels above
+    0 only: NY 0.83 ms against 1.80, the generated 2 M graph 7.8 ms against 47.2."""
+    return "microcode" if topo.level == 0 else "minplus"
 
 
 class DoesNotFit(ValueError):
@@ -54,14 +54,19 @@ class DoesNotFit(ValueError):
 class LevelVariant:
     """One level on the device: in-edges, offsets, and the mapping phase. Subclasses
     implement ``search(S, stats_row) -> dict`` (injection and rounds; stats_row[0] |=
-    overflow, stats_row[1] = rounds) and ``collect(S)``."""
+    overflow, stats_row[1] = rounds, stats_row[2]: free for the variant) and
+    ``collect(S)``."""
     name = ""
+    needs_edges = True           # reads the level's in-edges (``reverse``)
 
-    def __init__(self, backend, topo, reverse: layout.ReverseCsr, options: dict) -> None:
+    def __init__(self, backend, topo, reverse: layout.ReverseCsr | None, options: dict,
+                 overlay=None) -> None:
         xp = backend.xp
         self.backend, self.topo, self.options = backend, topo, options
-        self.num_edges = int(reverse.in_from.size)
         self.vertex_first = xp.asarray(topo.vertex_first, dtype=xp.int32)
+        if not self.needs_edges:
+            return
+        self.num_edges = int(reverse.in_from.size)
         self.entry_first = xp.asarray(topo.entry_first, dtype=xp.int32)
         self.exit_first = xp.asarray(topo.exit_first, dtype=xp.int32)
         self.clique_first = xp.asarray(topo.clique_first, dtype=xp.int64)
@@ -86,7 +91,7 @@ class LevelVariant:
 class LocalLevel(LevelVariant):
     name = "local"
 
-    def __init__(self, backend, topo, reverse, options) -> None:
+    def __init__(self, backend, topo, reverse, options, overlay=None) -> None:
         super().__init__(backend, topo, reverse, options)
         t = topo
         # the largest block: its distances, and 16 bytes of dirty masks, in shared memory
@@ -136,7 +141,7 @@ def _block_threads(topo, cells, entries, batch, most: int) -> int:
 class GlobalLevel(LevelVariant):
     name = "global"
 
-    def __init__(self, backend, topo, reverse, options) -> None:
+    def __init__(self, backend, topo, reverse, options, overlay=None) -> None:
         super().__init__(backend, topo, reverse, options)
         xp, t = backend.xp, topo
         first = layout.pair_first(t.vertex_first, t.entry_first, t.exit_first)
@@ -168,7 +173,7 @@ class GlobalLevel(LevelVariant):
             quiet = np.flatnonzero(flags[:, 0] == 0)
             if quiet.size:
                 last = done + int(quiet[0])
-                stats_row[:] = b.xp.asarray([int(flags[quiet[0], 1]), last + 1], dtype=np.int32)
+                stats_row[:2] = b.xp.asarray([int(flags[quiet[0], 1]), last + 1], dtype=np.int32)
                 return {"rounds": last + 1}
             done += self.per_check
             if done >= self.max_rounds:
@@ -187,7 +192,7 @@ class MicrocodeLevel(LevelVariant):
     collection in one kernel that reads the turn weights itself."""
     name = "microcode"
 
-    def __init__(self, backend, topo, reverse, options) -> None:
+    def __init__(self, backend, topo, reverse, options, overlay=None) -> None:
         from types import SimpleNamespace
         from engine.crp.microcode import compile_microcode
         from engine.crp.microcode_gpu import DeviceMicrocode
@@ -207,8 +212,70 @@ class MicrocodeLevel(LevelVariant):
         return {}
 
 
+class MinplusLevel(LevelVariant):
+    """Levels above 0 as min-plus products (kernel bf_minplus): a block per (cell, batch
+    of entries) holds the cell's rows in shared memory and multiplies them, round after
+    round, by the subcells' matrices read from S_{l-1} in place, so mapping is only
+    the largest finite weight (for the overflow bound)."""
+    name = "minplus"
+    needs_edges = False
+
+    def __init__(self, backend, topo, reverse, options, overlay=None) -> None:
+        if topo.level == 0 or overlay is None:
+            raise DoesNotFit("min-plus products cost the levels above 0")
+        super().__init__(backend, topo, reverse, options)
+        xp, t = backend.xp, topo
+        lay = layout.minplus_layout(overlay, t.level)
+        per_slot = 7 * lay.max_slots + 1
+        most = min(options.get("minplus_shared_ints", MINPLUS_SHARED_INTS),
+                   backend.shared_memory_per_block() // 4 - 16)
+        batch, stride = layout.minplus_batch(t.vertex_first, t.entry_first, t.exit_first,
+                                             most, options.get("min_blocks", MIN_BLOCKS),
+                                             per_slot)
+        if batch == 0:
+            raise DoesNotFit(f"a level-{t.level} cell does not fit in shared memory")
+        cells, entries = layout.entry_blocks(t.entry_first, t.exit_first, batch)
+        nv = int(np.diff(t.vertex_first)[cells].max(initial=0))
+        self.shared_bytes = 4 * (nv * stride + per_slot)
+        self.batch, self.stride, self.num_blocks = batch, stride, int(cells.size)
+        self.kernel_name = "bf_minplus_k4" if stride == 4 else "bf_minplus_k8"
+        below = overlay.levels[t.level - 1]
+        fn = backend.kernel(MODULE, self.kernel_name)
+        self.threads = min(options.get("minplus_threads", MINPLUS_THREADS),
+                           int(fn.max_threads_per_block))      # registers may allow fewer
+        self.below_shortcuts = below.num_shortcuts
+        i32, i64, i8 = np.int32, np.int64, np.int8             # the kernel's parameter types
+        arrays = ((cells, i32), (entries, i32), (t.vertex_first, i32), (t.entry_first, i32),
+                  (t.exit_first, i32), (t.clique_first, i64), (lay.slot_first, i32),
+                  (lay.slot_cell, i32), (lay.slot_row, i32), (below.entry_first, i32),
+                  (below.exit_first, i32), (below.clique_first, i64), (lay.exit_row, i32),
+                  (lay.exit_slot, i8), (lay.entry_row, i32), (lay.entry_slot, i8))
+        self.args = tuple(xp.asarray(a, dtype=d) for a, d in arrays)
+        self.max_slots = lay.max_slots
+        self._weights = None
+        for name in ("finite_max", self.kernel_name):
+            backend.kernel(MODULE, name)
+
+    def map_costs(self, weights) -> None:
+        self._weights = weights
+
+    def search(self, S, stats_row) -> dict:
+        b = self.backend
+        if self.num_blocks:
+            b.launch(MODULE, "finite_max", (self._weights, self.below_shortcuts, stats_row[2:]),
+                     grid=(min(1024, (self.below_shortcuts + 255) // 256 or 1),), block=(256,))
+            b.launch(MODULE, self.kernel_name,
+                     self.args + (np.int32(self.batch), np.int32(self.stride),
+                                  np.int32(self.max_slots), self._weights, S, stats_row),
+                     grid=(self.num_blocks,), block=(self.threads,),
+                     shared_mem=self.shared_bytes)
+        return {"batch": self.batch, "blocks": self.num_blocks, "threads": self.threads,
+                "shared_kb": self.shared_bytes // 1024}
+
+
 VARIANTS: dict[str, type[LevelVariant]] = {"local": LocalLevel, "global": GlobalLevel,
-                                           "microcode": MicrocodeLevel}
+                                           "microcode": MicrocodeLevel,
+                                           "minplus": MinplusLevel}
 
 
 def register_variant(name: str, cls: type[LevelVariant]) -> None:
@@ -224,20 +291,20 @@ class GpuCustomizer:
     level whose largest cell does not fit in shared memory runs global instead.
     ``options``: threads (local block size), max_threads, min_blocks, shared_ints (local:
     distances per block, capped by the device's opt-in shared memory), skip_settled
-    (local: re-pull only vertices whose group changed, default True), rounds_per_check."""
+    (local: re-pull only vertices whose group changed, default True), rounds_per_check,
+    minplus_shared_ints and minplus_threads (min-plus: rows per block, block size)."""
 
     def __init__(self, overlay, backend, level_variants=None, **options) -> None:
         self.overlay, self.backend = overlay, backend
         self.num_turns = overlay.turns.num_turns
         self.levels: list[LevelVariant] = []
         for topo in overlay.levels:
-            reverse = layout.reverse_csr(topo.vertex_first, topo.edge_first, topo.edge_to,
-                                         topo.edge_weight)
             name = _variant_name(level_variants, topo)
             try:
-                self.levels.append(VARIANTS[name](backend, topo, reverse, options))
+                reverse = _reverse(topo) if VARIANTS[name].needs_edges else None
+                self.levels.append(VARIANTS[name](backend, topo, reverse, options, overlay))
             except DoesNotFit:
-                self.levels.append(GlobalLevel(backend, topo, reverse, options))
+                self.levels.append(GlobalLevel(backend, topo, _reverse(topo), options))
 
     @property
     def variants(self) -> list[str]:
@@ -250,7 +317,7 @@ class GpuCustomizer:
         weights = xp.asarray(turn_weight, dtype=xp.int32)
         if weights.shape != (self.num_turns,):
             raise ValueError(f"turn weights: {weights.shape} for {self.num_turns} turns")
-        stats = xp.zeros((len(self.levels), 2), dtype=xp.int32)
+        stats = xp.zeros((len(self.levels), 3), dtype=xp.int32)
         shortcuts, marks, infos = [], [], []
         for i, lv in enumerate(self.levels):
             S = xp.empty(lv.topo.num_shortcuts, dtype=xp.int32)
@@ -271,6 +338,11 @@ class GpuCustomizer:
                 raise CostOverflow(f"a path inside a level-{lv.topo.level} cell costs 2^31 or "
                                    f"more: the decoder's costs are too large for this graph")
         return shortcuts, records
+
+
+def _reverse(topo) -> layout.ReverseCsr:
+    return layout.reverse_csr(topo.vertex_first, topo.edge_first, topo.edge_to,
+                              topo.edge_weight)
 
 
 def _variant_name(level_variants, topo) -> str:

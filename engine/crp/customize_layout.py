@@ -152,3 +152,90 @@ def dirty_groups(vertex_first, reverse: ReverseCsr) -> tuple[np.ndarray, np.ndar
     mark = np.where(mark >= 0, small[np.maximum(mark, 0)], -1)
     watch[bad[cell]] = mark[bad[cell]] = -1
     return watch.astype(np.int8), mark.astype(np.int8)
+
+
+# ------------------------------------------------------------ min-plus variant
+@dataclass(frozen=True, eq=False)
+class MinplusLayout:
+    """Level l > 0 seen as min-plus products: a cell's rows are its subcells' entries,
+    subcell by subcell (a *slot* per subcell with entries), then the cell's exits. A
+    round multiplies the rows of each slot by that subcell's matrix in S_{l-1} and
+    keeps the smaller value in the row each column leads to."""
+    slot_first: np.ndarray      # int32 [C+1] slots of cell c
+    slot_cell: np.ndarray       # int32 [K] the level-(l-1) cell of each slot
+    slot_row: np.ndarray        # int32 [K] cell-local row of the slot's first entry
+    exit_row: np.ndarray        # int32 [X_{l-1}] row that column (exit) of S_{l-1} leads to
+    exit_slot: np.ndarray       # int8 [X_{l-1}] the slot of that row (< 64), -1: none to mark
+    entry_row: np.ndarray       # int32 [N_l] row of each cell entry
+    entry_slot: np.ndarray      # int8 [N_l]
+
+    @property
+    def max_slots(self) -> int:
+        return int(np.diff(self.slot_first).max(initial=0))
+
+
+MARKED_SLOTS = 64            # slots a cell may mark; the others run every round
+
+
+def minplus_layout(overlay, level: int) -> MinplusLayout:
+    """The min-plus layout of ``level`` (> 0) of ``overlay`` (engine.crp.overlay)."""
+    if level < 1:
+        raise ValueError("the min-plus layout exists for levels above 0")
+    g, top, sub = overlay.graph, overlay.levels[level], overlay.levels[level - 1]
+    cells, sub_cells = overlay.cell_of[level], overlay.cell_of[level - 1]
+    nin = np.diff(sub.entry_first).astype(np.int64)
+    subs = np.flatnonzero(nin > 0)
+    parent = cells[g.head[sub.entry_arc[sub.entry_first[subs]]]]
+    order = np.lexsort((subs, parent))
+    slot_cell, slot_parent = subs[order], parent[order]
+    slot_first = csr_offsets(slot_parent, top.num_cells)
+    start = np.cumsum(nin[slot_cell]) - nin[slot_cell]
+    slot_row = start - start[slot_first[slot_parent]] if slot_cell.size else start
+    rank = np.arange(slot_cell.size) - slot_first[slot_parent]
+    row_of, slot_of = np.full(sub.num_cells, -1, np.int64), np.full(sub.num_cells, -1, np.int64)
+    row_of[slot_cell], slot_of[slot_cell] = slot_row, rank
+    nv = np.diff(top.vertex_first).astype(np.int64)
+    nx = np.diff(top.exit_first).astype(np.int64)
+    rows = np.zeros(top.num_cells, dtype=np.int64)
+    np.add.at(rows, slot_parent, nin[slot_cell])
+    if np.any(rows != nv - nx):
+        raise ValueError(f"level {level}: the subcells' entries are not the cell's rows")
+
+    def entered(arcs):                      # (row, slot) of level-(l-1) entries
+        b = sub_cells[g.head[arcs]]
+        return row_of[b] + sub.entry_row[overlay.arc_to_boundary[arcs]], slot_of[b]
+
+    x = sub.exit_arc
+    leaves = overlay.arc_level[x] > level
+    tail = cells[g.tail[x]]
+    row_in, slot_in = entered(x)
+    exit_row = np.where(leaves, nv[tail] - nx[tail] + top.exit_col[overlay.arc_to_boundary[x]],
+                        row_in)
+    exit_slot = np.where(leaves | (slot_in >= MARKED_SLOTS), -1, slot_in)
+    entry_row, entry_slot = entered(top.entry_arc)
+    entry_slot = np.where(entry_slot >= MARKED_SLOTS, -1, entry_slot)
+    return MinplusLayout(slot_first, slot_cell.astype(np.int32), slot_row.astype(np.int32),
+                         exit_row.astype(np.int32), exit_slot.astype(np.int8),
+                         entry_row.astype(np.int32), entry_slot.astype(np.int8))
+
+
+def minplus_batch(vertex_first, entry_first, exit_first, shared_ints: int, min_blocks: int = 1,
+                  per_slot_ints: int = 0) -> tuple[int, int]:
+    """(entries per block, padded row length) for the min-plus variant: a block's rows
+    [vertices][padded batch] plus ``per_slot_ints`` fit in ``shared_ints``; rows are
+    padded to 4 ints (batch <= 4) or to a multiple of 8. (0, 0) when nothing fits."""
+    cells = active_cells(entry_first, exit_first)
+    if cells.size == 0:
+        return 1, 4
+    nv = int(np.diff(vertex_first)[cells].max())
+    ne = np.diff(entry_first)[cells].astype(np.int64)
+    batch = int(ne.max())
+    while batch > 0 and nv * minplus_stride(batch) + per_slot_ints > shared_ints:
+        batch -= 1
+    while batch > 1 and int(np.ceil(ne / batch).sum()) < min_blocks:
+        batch = (batch + 1) // 2
+    return batch, (minplus_stride(batch) if batch else 0)
+
+
+def minplus_stride(batch: int) -> int:
+    return 4 if batch <= 4 else (batch + 7) // 8 * 8

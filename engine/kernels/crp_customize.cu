@@ -180,3 +180,216 @@ extern "C" __global__ void bf_global_collect(const long long* __restrict__ cliqu
     int q = (int)(t - clique_first[c]), r = q / nx, j = q - r * nx;
     S[t] = dist[pair_first[c] + (long long)(nv - nx + j) * ne + r];
 }
+
+// ------------------------------------------------------------------ min-plus variant
+// Level l > 0 as min-plus products (engine.crp.customize_layout.minplus_layout). A
+// cell's rows are its subcells' entries, slot by slot, then its exits; a row holds
+// one distance per entry of the block's batch. In a round, every slot whose rows
+// changed multiplies them by its subcell's matrix in S_{l-1} (read in place: no
+// mapping) and each column keeps the smaller value in the row it leads to (one
+// writer per row). Each thread computes KT entries x TJ columns, so a loaded weight
+// serves KT sums and a loaded distance TJ. Sums are unsigned: two values <= 2^31-1
+// never wrap, and a sum >= FORBIDDEN is "no way"; an overflow (a finite sum >=
+// FORBIDDEN on the final rows) is ruled out by max row + max weight < FORBIDDEN,
+// else checked exactly.
+
+#define TJ 4
+
+// stats[2] = the largest finite value of weights[0..n) (the level below's S)
+extern "C" __global__ void finite_max(const int* __restrict__ weights, long long n,
+                                      int* __restrict__ out) {
+    int best = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        int w = weights[i];
+        if (w != FORBIDDEN && w > best) best = w;
+    }
+    for (int o = 16; o > 0; o >>= 1) best = max(best, __shfl_xor_sync(0xffffffffu, best, o));
+    if ((threadIdx.x & 31) == 0 && best > 0) atomicMax(out, best);
+}
+
+struct Slots {          // per slot of the block's cell, in shared memory
+    long long* weights; // offset of the subcell's matrix in S_{l-1}
+    int* row;           // first row
+    int* nin;           // rows (the subcell's entries)
+    int* nout;          // columns (its exits)
+    int* exit;          // its first exit in the level below's exit list
+    int* task_first;    // [slots + 1] tasks of this round
+};
+
+template <int KT>
+__device__ __forceinline__ void minplus_task(int t, int s, const Slots& sl, int* D, int stride,
+                                             int nb, const int* __restrict__ W,
+                                             const int* __restrict__ exit_row,
+                                             const signed char* __restrict__ exit_slot,
+                                             int& changed, unsigned long long& marks) {
+    const int nout = sl.nout[s], ntj = (nout + TJ - 1) / TJ, local = t - sl.task_first[s];
+    const int kt = local / ntj, j0 = (local - kt * ntj) * TJ, k0 = kt * KT;
+    const int nin = sl.nin[s], jn = min(TJ, nout - j0);
+    const int* w = W + sl.weights[s] + j0;
+    const int* d = D + sl.row[s] * stride + k0;
+    unsigned acc[KT][TJ];
+#pragma unroll
+    for (int a = 0; a < KT; ++a)
+#pragma unroll
+        for (int b = 0; b < TJ; ++b) acc[a][b] = FORBIDDEN;
+    for (int i = 0; i < nin; ++i, d += stride, w += nout) {
+        unsigned dv[KT], all = FORBIDDEN;
+#pragma unroll
+        for (int a = 0; a < KT; a += 4) {
+            int4 q = *reinterpret_cast<const int4*>(d + a);
+            dv[a] = q.x; dv[a + 1] = q.y; dv[a + 2] = q.z; dv[a + 3] = q.w;
+            all &= dv[a] & dv[a + 1] & dv[a + 2] & dv[a + 3];
+        }
+        if (all == FORBIDDEN) continue;           // no entry of the tile reached this row
+        unsigned wv[TJ];
+#pragma unroll
+        for (int b = 0; b < TJ; ++b) wv[b] = b < jn ? (unsigned)__ldg(w + b) : FORBIDDEN;
+#pragma unroll
+        for (int a = 0; a < KT; ++a)
+#pragma unroll
+            for (int b = 0; b < TJ; ++b) acc[a][b] = min(acc[a][b], dv[a] + wv[b]);
+    }
+    const int x0 = sl.exit[s] + j0;
+#pragma unroll
+    for (int b = 0; b < TJ; ++b) {
+        if (b >= jn) break;
+        int* dst = D + exit_row[x0 + b] * stride + k0;
+        const int g = exit_slot[x0 + b];
+#pragma unroll
+        for (int a = 0; a < KT; ++a) {
+            unsigned v = min(acc[a][b], (unsigned)FORBIDDEN);
+            if (k0 + a < nb && v < (unsigned)dst[a]) {
+                dst[a] = (int)v;
+                changed = 1;
+                if (g >= 0) marks |= 1ULL << g;
+            }
+        }
+    }
+}
+
+// Exact overflow test on the final rows (rare: only when the bound above fails).
+__device__ int minplus_overflow(int ns, const Slots& sl, const int* D, int stride, int nb,
+                                const int* __restrict__ W) {
+    int ovf = 0;
+    for (int s = 0; s < ns; ++s) {
+        const int nin = sl.nin[s], nout = sl.nout[s];
+        const long long n = (long long)nin * nout * nb;
+        for (long long q = threadIdx.x; q < n; q += blockDim.x) {
+            int k = (int)(q % nb), ij = (int)(q / nb), i = ij / nout, j = ij - i * nout;
+            int du = D[(sl.row[s] + i) * stride + k], w = W[sl.weights[s] + ij];
+            if (du != FORBIDDEN && w != FORBIDDEN && (long long)du + w >= FORBIDDEN) ovf = 1;
+        }
+    }
+    return ovf;
+}
+
+template <int KT>
+__device__ void bf_minplus(const int* __restrict__ block_cell, const int* __restrict__ block_entry,
+                           const int* __restrict__ vertex_first, const int* __restrict__ entry_first,
+                           const int* __restrict__ exit_first,
+                           const long long* __restrict__ clique_first,
+                           const int* __restrict__ slot_first, const int* __restrict__ slot_cell,
+                           const int* __restrict__ slot_row,
+                           const int* __restrict__ below_entry_first,
+                           const int* __restrict__ below_exit_first,
+                           const long long* __restrict__ below_clique_first,
+                           const int* __restrict__ exit_row,
+                           const signed char* __restrict__ exit_slot,
+                           const int* __restrict__ entry_row,
+                           const signed char* __restrict__ entry_slot,
+                           int batch, int stride, int max_slots, const int* __restrict__ W,
+                           int* __restrict__ S, int* stats) {
+    extern __shared__ __align__(16) int smem[];
+    __shared__ unsigned long long dirty;
+    __shared__ unsigned row_max;
+    const int c = block_cell[blockIdx.x], e0 = block_entry[blockIdx.x];
+    const int nv = vertex_first[c + 1] - vertex_first[c];
+    const int ne = entry_first[c + 1] - entry_first[c], nx = exit_first[c + 1] - exit_first[c];
+    const int nb = min(batch, ne - e0), s0 = slot_first[c], ns = slot_first[c + 1] - s0;
+    int* D = smem;                                                   // [nv][stride]
+    Slots sl;
+    sl.weights = reinterpret_cast<long long*>(smem + nv * stride);  // 16-byte aligned
+    sl.row = reinterpret_cast<int*>(sl.weights + max_slots);
+    sl.nin = sl.row + max_slots;
+    sl.nout = sl.nin + max_slots;
+    sl.exit = sl.nout + max_slots;
+    sl.task_first = sl.exit + max_slots;
+    for (int p = threadIdx.x; p < nv * stride; p += blockDim.x) D[p] = FORBIDDEN;
+    for (int s = threadIdx.x; s < ns; s += blockDim.x) {
+        const int a = slot_cell[s0 + s];
+        sl.weights[s] = below_clique_first[a];
+        sl.row[s] = slot_row[s0 + s];
+        sl.nin[s] = below_entry_first[a + 1] - below_entry_first[a];
+        sl.nout[s] = below_exit_first[a + 1] - below_exit_first[a];
+        sl.exit[s] = below_exit_first[a];
+    }
+    if (threadIdx.x == 0) { dirty = 0; row_max = 0; }
+    __syncthreads();
+    for (int k = threadIdx.x; k < nb; k += blockDim.x) {             // injection
+        const int x = entry_first[c] + e0 + k, g = entry_slot[x];
+        D[entry_row[x] * stride + k] = 0;
+        if (g >= 0) atomicOr(&dirty, 1ULL << g);
+    }
+    __syncthreads();
+    const int ktiles = (nb + KT - 1) / KT;
+    int rounds = 0, changed;
+    do {                                                             // search
+        if (threadIdx.x == 0) {     // this round's tasks: the slots whose rows changed
+            const unsigned long long m = dirty;
+            dirty = 0;
+            int n = 0;
+            for (int s = 0; s < ns; ++s) {
+                sl.task_first[s] = n;
+                if (s >= 64 || ((m >> s) & 1ULL)) n += ktiles * ((sl.nout[s] + TJ - 1) / TJ);
+            }
+            sl.task_first[ns] = n;
+        }
+        __syncthreads();
+        changed = 0;
+        unsigned long long marks = 0;
+        const int total = sl.task_first[ns];
+        for (int t = threadIdx.x; t < total; t += blockDim.x) {
+            int lo = 0, hi = ns - 1;                 // the slot of task t
+            while (lo < hi) {
+                int mid = (lo + hi + 1) >> 1;
+                if (sl.task_first[mid] <= t) lo = mid; else hi = mid - 1;
+            }
+            minplus_task<KT>(t, lo, sl, D, stride, nb, W, exit_row, exit_slot, changed, marks);
+        }
+        if (marks) atomicOr(&dirty, marks);
+        changed = __syncthreads_or(changed);
+        ++rounds;
+    } while (changed);
+    unsigned mx = 0;                 // overflow: bound first, exact test if it fails
+    for (int p = threadIdx.x; p < nv * stride; p += blockDim.x)
+        if (D[p] != FORBIDDEN) mx = max(mx, (unsigned)D[p]);
+    if (mx) atomicMax(&row_max, mx);
+    __syncthreads();
+    if ((long long)row_max + stats[2] >= FORBIDDEN &&
+        __syncthreads_or(minplus_overflow(ns, sl, D, stride, nb, W)) && threadIdx.x == 0)
+        atomicOr(stats, 1);
+    if (threadIdx.x == 0) atomicMax(stats + 1, rounds);
+    const long long base = clique_first[c] + (long long)e0 * nx;    // collection
+    for (int q = threadIdx.x; q < nb * nx; q += blockDim.x) {
+        int k = q / nx, j = q - k * nx;
+        S[base + q] = D[(nv - nx + j) * stride + k];
+    }
+}
+
+#define MINPLUS_ENTRY(NAME, KT)                                                              \
+extern "C" __global__ void NAME(                                                             \
+        const int* block_cell, const int* block_entry, const int* vertex_first,              \
+        const int* entry_first, const int* exit_first, const long long* clique_first,       \
+        const int* slot_first, const int* slot_cell, const int* slot_row,                    \
+        const int* below_entry_first, const int* below_exit_first,                           \
+        const long long* below_clique_first, const int* exit_row,                            \
+        const signed char* exit_slot, const int* entry_row, const signed char* entry_slot,   \
+        int batch, int stride, int max_slots, const int* W, int* S, int* stats) {            \
+    bf_minplus<KT>(block_cell, block_entry, vertex_first, entry_first, exit_first,           \
+                   clique_first, slot_first, slot_cell, slot_row, below_entry_first,         \
+                   below_exit_first, below_clique_first, exit_row, exit_slot, entry_row,     \
+                   entry_slot, batch, stride, max_slots, W, S, stats);                       \
+}
+MINPLUS_ENTRY(bf_minplus_k4, 4)
+MINPLUS_ENTRY(bf_minplus_k8, 8)

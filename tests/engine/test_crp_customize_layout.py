@@ -173,3 +173,129 @@ def test_dirty_groups_fall_back_where_edges_do_not_group():
     rev = layout.reverse_csr(vertex_first, edge_first, edge_to, np.zeros(3, np.int64))
     watch, mark = layout.dirty_groups(vertex_first, rev)
     assert np.all(watch == -1) and np.all(mark == -1)
+
+
+def _minplus_rounds(o, level, lay, below):
+    """S_l by synchronous min-plus rounds on the min-plus layout (the NumPy twin of the
+    bf_minplus kernel) and the overflow flag judged on the final rows."""
+    top, sub = o.levels[level], o.levels[level - 1]
+    out, overflow = np.empty(top.num_shortcuts, dtype=np.int32), False
+    for c in range(top.num_cells):
+        ne, nx, nv = top.counts(c)
+        if ne == 0 or nx == 0:
+            continue
+        rows = np.full((nv, ne), FORBIDDEN, dtype=np.int64)
+        rows[lay.entry_row[top.entry_first[c]:top.entry_first[c + 1]], np.arange(ne)] = 0
+        slots = []
+        for s in range(lay.slot_first[c], lay.slot_first[c + 1]):
+            a = lay.slot_cell[s]
+            nin, nout, _ = sub.counts(a)
+            w = below[sub.clique_first[a]:sub.clique_first[a + 1]].astype(np.int64)
+            dst = lay.exit_row[sub.exit_first[a]:sub.exit_first[a + 1]]
+            slots.append((lay.slot_row[s], w.reshape(nin, nout), dst))
+        while True:
+            new, overflow_now = rows.copy(), False
+            for row0, w, dst in slots:
+                d = rows[row0:row0 + w.shape[0]]                  # [nin][ne]
+                ok = (d[:, :, None] < FORBIDDEN) & (w[:, None, :] < FORBIDDEN)
+                total = d[:, :, None] + w[:, None, :]
+                overflow_now |= bool(np.any(ok & (total >= FORBIDDEN)))
+                best = np.where(ok & (total < FORBIDDEN), total, FORBIDDEN).min(axis=0)
+                new[dst] = np.minimum(new[dst], best.T)
+            if np.array_equal(new, rows):
+                break
+            rows = new
+        overflow |= overflow_now
+        out[top.clique_first[c]:top.clique_first[c + 1]] = rows[nv - nx:].T.ravel()
+    return out, overflow
+
+
+def test_minplus_layout_rows_are_the_cells_vertices(overlay):
+    for t in overlay.levels[1:]:
+        lay = layout.minplus_layout(overlay, t.level)
+        sub = overlay.levels[t.level - 1]
+        assert lay.slot_first[-1] == lay.slot_cell.size and lay.max_slots > 0
+        for c in range(t.num_cells):
+            ne, nx, nv = t.counts(c)
+            slots = range(lay.slot_first[c], lay.slot_first[c + 1])
+            sizes = [sub.counts(lay.slot_cell[s])[0] for s in slots]
+            assert [lay.slot_row[s] for s in slots] == list(np.cumsum([0] + sizes[:-1]))
+            assert sum(sizes) == nv - nx
+            # every row but the cell's entries has exactly one writer (one column)
+            xs = np.concatenate([np.arange(sub.exit_first[lay.slot_cell[s]],
+                                           sub.exit_first[lay.slot_cell[s] + 1]) for s in slots]
+                                or [np.zeros(0, int)])
+            entries = lay.entry_row[t.entry_first[c]:t.entry_first[c + 1]]
+            written = lay.exit_row[xs]
+            assert np.unique(written).size == written.size
+            assert np.array_equal(np.sort(np.concatenate([written, entries])), np.arange(nv))
+            assert np.all(lay.exit_slot[xs][written >= nv - nx] == -1)
+
+
+@pytest.mark.parametrize("forbidden", [0.0, 0.05])
+def test_minplus_rounds_on_the_layout_equal_dijkstra(overlay, forbidden):
+    tw = _weights(overlay, seed=1, forbidden=forbidden)
+    ref = customize_costs(overlay, overlay.graph.metric(None), tw)
+    for t in overlay.levels[1:]:
+        lay = layout.minplus_layout(overlay, t.level)
+        s, overflow = _minplus_rounds(overlay, t.level, lay, ref.shortcuts[t.level - 1])
+        assert not overflow
+        assert np.array_equal(s, ref.shortcuts[t.level])
+
+
+def test_minplus_overflow_is_judged_like_dijkstra(overlay):
+    from engine.crp.local_search import customize_cells
+    ref = customize_costs(overlay, overlay.graph.metric(None), _weights(overlay, scale=100))
+    t = overlay.levels[1]
+    below = ref.shortcuts[0].astype(np.int64) * 6000          # finite entries near 2^31
+    below = np.where(ref.shortcuts[0] == FORBIDDEN, FORBIDDEN,
+                     np.minimum(below, FORBIDDEN - 1)).astype(np.int32)
+    expected = np.empty(t.num_shortcuts, dtype=np.int32)
+    flag = customize_cells(t.vertex_first, t.entry_first, t.exit_first, t.edge_first,
+                           t.edge_to, t.edge_weight, below, t.clique_first, expected)
+    assert flag
+    _, overflow = _minplus_rounds(overlay, 1, layout.minplus_layout(overlay, 1), below)
+    assert overflow
+
+
+def test_minplus_batch_fits_and_pads(overlay):
+    for t in overlay.levels[1:]:
+        for shared, min_blocks in ((12288, 1), (56000, 264), (600, 1)):
+            batch, stride = layout.minplus_batch(t.vertex_first, t.entry_first, t.exit_first,
+                                                 shared, min_blocks, per_slot_ints=50)
+            if batch == 0:
+                continue
+            nv = int(np.diff(t.vertex_first).max())
+            assert stride >= batch and stride % 4 == 0 and nv * stride + 50 <= shared
+            assert stride == 4 or stride % 8 == 0
+
+
+class _HostBackend:
+    """Enough of a GPU backend to build the min-plus variant's launch on the host."""
+    xp = np
+
+    def kernel(self, module, name):
+        from types import SimpleNamespace
+        return SimpleNamespace(max_threads_per_block=1024)
+
+    def shared_memory_per_block(self):
+        return 227 * 1024
+
+
+@pytest.mark.parametrize("options", [{}, {"min_blocks": 100_000}, {"minplus_shared_ints": 3000}])
+def test_minplus_level_launch_fits(overlay, options):
+    """The min-plus variant's block shape on every level: its rows and slot tables fit
+    the shared memory it asks for, and its arrays have the kernel's parameter types."""
+    from engine.crp.customize_gpu import DoesNotFit, MinplusLevel
+    with pytest.raises(DoesNotFit):
+        MinplusLevel(_HostBackend(), overlay.levels[0], None, options, overlay)
+    for t in overlay.levels[1:]:
+        lv = MinplusLevel(_HostBackend(), t, None, options, overlay)
+        nv = np.diff(t.vertex_first)[lv.args[0]]             # each block's cell
+        assert lv.shared_bytes <= 227 * 1024 and lv.stride >= lv.batch >= 1
+        assert lv.shared_bytes == 4 * (int(nv.max()) * lv.stride + 7 * lv.max_slots + 1)
+        assert lv.threads == 256 and lv.num_blocks > 0
+        assert lv.kernel_name == ("bf_minplus_k4" if lv.stride == 4 else "bf_minplus_k8")
+        types = [a.dtype for a in lv.args]
+        assert types[5] == types[11] == np.int64 and types[13] == types[15] == np.int8
+        assert all(d == np.int32 for i, d in enumerate(types) if i not in (5, 11, 13, 15))

@@ -59,7 +59,7 @@ def test_generated_default_variants(gen):
     records = _same(o, customizer, _turn_weights(o))
     from engine.crp.customize_gpu import default_variant
     assert [r["variant"] for r in records] == [default_variant(t) for t in o.levels]
-    assert {"local", "global"} <= {r["variant"] for r in records}
+    assert [r["variant"] for r in records] == ["microcode"] + ["minplus"] * (o.num_levels - 1)
     assert all(set(r["ms"]) == {"mapping", "search", "collection"} for r in records)
 
 
@@ -67,10 +67,17 @@ def _alternate(topo):
     return "local" if topo.level % 2 else "global"
 
 
+def _minplus(topo):
+    return "minplus" if topo.level else "microcode"
+
+
 @pytest.mark.parametrize("variants, options", [
     ("local", {}), ("global", {}),
     ("local", {"threads": 32, "min_blocks": 100_000}),        # one entry per block
     (_alternate, {"rounds_per_check": 1}),
+    (_minplus, {}),
+    (_minplus, {"minplus_threads": 64, "min_blocks": 100_000}),   # batches of 1..4: KT = 4
+    (_minplus, {"minplus_shared_ints": 4000, "minplus_threads": 1024}),
 ])
 def test_every_variant_on_every_level(gen, gpu, variants, options):
     from engine.crp.customize_gpu import GpuCustomizer
@@ -98,14 +105,15 @@ def test_ny_travel_time_with_u_turn_cost(gpu):
     _same(o, customizer, _turn_weights(o, seed=4, forbidden=0.01, u_turn=50))
 
 
-@pytest.mark.parametrize("variants", [None, "local", "global"])
+@pytest.mark.parametrize("variants", [None, "local", "global", "minplus"])
 def test_overflow_raises_like_the_cpu(gen, gpu, variants):
     """Huge weights: CostOverflow on the same level as the CPU's (level 0 for the
     first scale, a higher level for the second)."""
     from engine.crp.customize_gpu import GpuCustomizer
     o, customizer = gen
     if variants is not None:
-        customizer = GpuCustomizer(o, gpu, [variants] * o.num_levels)
+        customizer = GpuCustomizer(o, gpu, variants if callable(variants)
+                                   else [variants] * o.num_levels)
     top = customize_costs(o, o.graph.metric(None), _turn_weights(o)).shortcuts[-2]
     for scale in (2_000_000, int(1.2 * 2**31 / top[top < FORBIDDEN].max())):
         tw = _turn_weights(o, scale=scale)
@@ -131,7 +139,7 @@ def test_customize_costs_gpu_metric(gen, gpu):
     assert all(np.array_equal(a, b) for a, b in zip(again.shortcuts, ref.shortcuts))
 
 
-@pytest.mark.parametrize("variants", [None, "local", "global"])
+@pytest.mark.parametrize("variants", [None, "local", "global", "minplus"])
 def test_bad_decoder_raises_after_the_run_and_leaves_gpu_usable(gen, gpu, variants):
     """The GPU checks a decoder's error codes after the levels ran: a cost of 1/0 or a
     negative one still raises DecodeError (never a metric, never a hang), and the
@@ -141,7 +149,8 @@ def test_bad_decoder_raises_after_the_run_and_leaves_gpu_usable(gen, gpu, varian
     from engine.crp.decode import DecodeError
     from engine.crp.decoder import load_decoder, parse_decoder
     o, _ = gen
-    o._gpu_customizer = GpuCustomizer(o, gpu, None if variants is None else [variants] * o.num_levels)
+    table = variants if variants is None or callable(variants) else [variants] * o.num_levels
+    o._gpu_customizer = GpuCustomizer(o, gpu, table)
     for expression, reason in (("cost / (lanes - 1)", "infinite"), ("0 - cost", "negative")):
         bad = parse_decoder(f'name = "bad"\nkind = "distance"\nexpression = "{expression}"\n')
         with pytest.raises(DecodeError, match=reason):

@@ -4,7 +4,10 @@ Werneck, "Customizing Driving Directions with GPUs"); engine/kernels/crp_customi
 Everything metric-independent goes to the device once, in ``__init__``: each level's
 in-edges (engine.crp.customize_layout), offsets, and the variant that costs it. A run
 then does, level by level on one stream with no host wait (the global variant reads
-a flag every few rounds):
+a flag every few rounds). One stream, not the paper's two: the paper costs the
+boundary arcs beside level 0, but here a shortcut already includes its exit arc's
+cost and the turn onto it (engine.crp.overlay), and the decoder costs every arc and
+turn in one kernel before level 0, so there is nothing left to overlap.
 
 - mapping: ``cost[i] = W[in_weight[i]]`` (W = turn weights, or S of the level below);
 - search: injection, rounds until nothing changes, collection into S_l;

@@ -50,7 +50,8 @@ def parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(cap.name, help=cap.help, description=cap.help)
         sp.add_argument("files", nargs="+", help="graph files (DIMACS .gr/.co, OSM, cache)")
         for param in cap.params:
-            sp.add_argument(param.cli_flag, **_argument(param))
+            if param.cli:
+                sp.add_argument(param.cli_flag, **_argument(param))
         sp.add_argument("--backend", choices=BACKENDS, default="auto")
         sp.add_argument("--json", action="store_true", help="print the result as JSON")
         sp.add_argument("--no-siblings", action="store_true",
@@ -102,6 +103,9 @@ def parameters(cap, args) -> dict:
     """The capability's parameters from the parsed arguments, numbers checked."""
     params = {}
     for p in cap.params:
+        if not p.cli:
+            params[p.name] = p.default
+            continue
         try:
             params[p.name] = _checked_value(p, getattr(args, p.name))
         except BadValue as e:

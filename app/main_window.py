@@ -157,15 +157,20 @@ class MainWindow(QMainWindow):
     def add_panel(self, widget: QWidget, last: bool = False) -> None:
         self.panel.add(widget, last)
 
-    def add_dock(self, name: str, title: str, widget: QWidget) -> QDockWidget:
-        """A hidden dock at the bottom, tabbed with the others."""
-        widget.setMinimumHeight(200)
+    def add_dock(self, name: str, title: str, widget: QWidget, right: bool = False) -> QDockWidget:
+        """A hidden dock at the bottom, tabbed with the others (``right``: on the right,
+        beside the side panel)."""
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
         dock.setWidget(widget)
-        self.addDockWidget(Qt.BottomDockWidgetArea, dock)
-        if self._docks:
-            self.tabifyDockWidget(self._docks[-1], dock)
+        if right:
+            self.addDockWidget(Qt.RightDockWidgetArea, dock)
+        else:
+            widget.setMinimumHeight(200)
+            self.addDockWidget(Qt.BottomDockWidgetArea, dock)
+            bottom = [d for d in self._docks if self.dockWidgetArea(d) == Qt.BottomDockWidgetArea]
+            if bottom:
+                self.tabifyDockWidget(bottom[-1], dock)
         self._docks.append(dock)
         dock.hide()
         return dock

@@ -93,11 +93,14 @@ class MapView(QWidget):
                                              antialias=True, skipFiniteCheck=True)
         self.route = pg.PlotCurveItem(pen=pg.mkPen(style.ROUTE_COLOR, width=style.ROUTE_WIDTH),
                                       antialias=True, skipFiniteCheck=True)
+        self.ghost = pg.PlotCurveItem(pen=pg.mkPen(style.GHOST_COLOR, width=style.GHOST_WIDTH),
+                                      antialias=True, skipFiniteCheck=True)
         self.route_casing.setZValue(10)
         self.route.setZValue(11)
+        self.ghost.setZValue(9.5)
         self.markers = {"source": self._marker(style.SOURCE_COLOR),
                         "target": self._marker(style.TARGET_COLOR)}
-        for it in (self.nodes, self.route_casing, self.route, *self.markers.values()):
+        for it in (self.nodes, self.ghost, self.route_casing, self.route, *self.markers.values()):
             self.plot.addItem(it, ignoreBounds=True)
         for name, marker in self.markers.items():
             marker.sigPositionChanged.connect(lambda m, name=name: self._on_marker_moved(name, m, False))
@@ -271,6 +274,15 @@ class MapView(QWidget):
             xy = np.zeros((0, 2))
         for c in (self.route_casing, self.route):
             c.setData(x=xy[:, 0], y=xy[:, 1])
+
+    def set_ghost(self, xy: np.ndarray | None) -> None:
+        """The previous route, faint under the current one (None: none)."""
+        xy = np.zeros((0, 2)) if xy is None or len(xy) == 0 else xy
+        self.ghost.setData(x=xy[:, 0], y=xy[:, 1])
+
+    def ghost_points(self) -> int:
+        x, _ = self.ghost.getData()
+        return 0 if x is None else len(x)
 
     def set_marker(self, which: str, node: int | None) -> None:
         m = self.markers[which]

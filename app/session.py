@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-MODES = ("route", "tree", "inspect")
+MODES = ("route", "tree", "inspect", "cells")
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,8 @@ class ShownRoute:
     xy: np.ndarray | None         # [k, 2] polyline along arc geometry, None without coordinates
     summary: str                  # what the side panel says about it
     method_label: str = ""        # the router that found it ("CH query", ...), "" from a tree
+    turns: dict | None = None     # CRP: turns by type and the turn costs paid (path_turns)
+    steps: tuple | None = None    # CRP: (arcs, levels) before unpacking (CrpQuery.steps)
 
 
 @dataclass
@@ -35,6 +37,7 @@ class Session:
     mode: str = "route"
     route: ShownRoute | None = None
     route_message: str = ""       # the route's summary, or why there is none
+    ghost: ShownRoute | None = None   # the route before the last metric change, drawn faint
     tree: object = None           # engine.capabilities.tree.TreeAnswer on the map
     tree_bins: object = None      # app.distance_bins.DistanceBins of that tree
     comparison: object = None     # engine.compare.Comparison last shown
@@ -42,6 +45,10 @@ class Session:
     level_bins: object = None     # app.level_bins.LevelBins of that hierarchy
     levels_on: bool = False       # colour by level asked for
     inspected_node: int | None = None
+    decoder_text: str | None = None   # CRP: the decoder routes use (TOML of the last good customization)
+    cell_metric: object = None        # CRP: engine.crp.CellMetric of that decoder
+    cells_level: int | None = None    # CRP: the partition level coloured on the map
+    crp_cell: int | None = None       # CRP: the cell clicked in cells mode
 
     def adopt(self, graph, drawing) -> None:
         """A new graph: nothing of the old one stays."""
@@ -63,9 +70,12 @@ class Session:
 
     def colouring_key(self) -> tuple | None:
         """What the map's colours show: the tree while there is one, else the levels
-        when asked for and a hierarchy exists, else the road classes (None)."""
+        when asked for and a hierarchy exists, else the partition's cells when a level
+        is chosen and customized, else the road classes (None)."""
         if self.tree is not None:
             return "tree", id(self.tree)
         if self.levels_on and self.hierarchy is not None:
             return "levels", id(self.hierarchy)
+        if self.cells_level is not None and self.cell_metric is not None:
+            return "cells", id(self.cell_metric.overlay), self.cells_level
         return None

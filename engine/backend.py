@@ -78,6 +78,12 @@ class Backend:
             _dynamic_shared[key] = shared_mem
         function(_dims(grid), _dims(block), args, shared_mem=shared_mem)
 
+    def memory_in_use(self) -> int | None:
+        """Bytes of device memory our pool holds in arrays now; None on the CPU."""
+        if not self.is_gpu:
+            return None
+        return int(self.xp.get_default_memory_pool().used_bytes())
+
     def shared_memory_per_block(self) -> int:
         """Bytes of shared memory one block may use with opt-in (48 KB on the CPU)."""
         if not self.is_gpu:

@@ -4,6 +4,7 @@
         [--route SRC_ID DST_ID] [--zoom FACTOR] [--size 1280x820]
         [--tree [--method NAME]] [--compare]
         [--contract [--K K] [--C C] [--hierarchy FILE.rlh]] [--levels] [--inspect NODE_ID|auto]
+        [--crp [--cells LEVEL] [--cell] [--avoid motorway]]
 
 With no FILE it opens the generated default network. Without --route it routes
 between the nodes nearest to 15 % and 85 % of the map's diagonal.
@@ -16,6 +17,10 @@ the roads by level, and --inspect draws a node's hierarchy arcs ("auto": a node 
 6-14 arcs and an upward shortcut), unpacks its longest shortcut and zooms to them
 (no route). --hierarchy FILE opens that hierarchy instead of contracting when it
 exists, else contracts and saves it there (one slow contraction for several shots).
+--crp partitions the graph and customizes the default decoder (the metric dock
+opens), so the route is a turn-aware CRP route; --cells colours that level's cells,
+--cell clicks the cell in the middle of the route (its entries, exits and shortcut
+matrix), --avoid CLASS then toggles an avoid box (the old route stays as a ghost).
 """
 from __future__ import annotations
 
@@ -85,8 +90,13 @@ def main(argv=None) -> int:
     ap.add_argument("--hierarchy", metavar="FILE", help="open this .rlh, or contract and save it")
     ap.add_argument("--levels", action="store_true", help="colour by contraction level (implies --contract)")
     ap.add_argument("--inspect", metavar="NODE_ID", help="inspect a node's hierarchy arcs (implies --contract)")
+    ap.add_argument("--crp", action="store_true", help="partition and customize (CRP routes)")
+    ap.add_argument("--cells", type=int, metavar="LEVEL", help="colour this level's cells (--crp)")
+    ap.add_argument("--cell", action="store_true", help="click the route's middle cell (--crp)")
+    ap.add_argument("--avoid", metavar="CLASS", help="toggle this avoid box after routing (--crp)")
     args = ap.parse_args(argv)
     args.contract = args.contract or args.levels or args.inspect is not None or bool(args.hierarchy)
+    args.crp = args.crp or args.cells is not None or args.cell or bool(args.avoid)
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     w = MainWindow(backend=args.backend)
@@ -126,6 +136,15 @@ def main(argv=None) -> int:
     if args.inspect is not None:
         inspect(w, ch, args.inspect)
         return finish(w, args.out)
+    crp = w.controller("customize")
+    if args.crp:
+        t1 = time.perf_counter()
+        crp.partition()
+        m = wait_for(crp.metric_shown, 600)[0]
+        print(f"partitioned and customized {m.name} in {time.perf_counter() - t1:.1f} s "
+              f"({m.decode_ms + m.total_ms:.1f} ms customization)")
+        if args.cells is not None:
+            crp.panel.level_combo.setCurrentIndex(args.cells + 1)
     if args.route:
         s, t = (int(v) for v in g.index_of(args.route))
     else:
@@ -146,6 +165,12 @@ def main(argv=None) -> int:
         routes.set_target(t)
         wait_for(routes.shown, 120, lambda r: r is not None)
     print("route:", w.session.route_message)
+    if args.avoid:
+        crp.panel.editor.avoid_boxes[args.avoid].click()
+        wait_for(routes.shown, 120, lambda r: r is not None)
+        print("after avoiding", args.avoid + ":", w.session.route_message)
+    if args.cell:
+        click_route_cell(w, crp, args.cells or 0)
     if args.compare:
         trees.compare(s)
         c = wait_for(trees.comparison_shown, 300)[0]
@@ -159,6 +184,21 @@ def main(argv=None) -> int:
         hw, hh = r.width() / 2 / args.zoom, r.height() / 2 / args.zoom
         w.map_view.view.setRange(xRange=(cx - hw, cx + hw), yRange=(cy - hh, cy + hh), padding=0)
     return finish(w, args.out)
+
+
+def click_route_cell(w, crp, level: int) -> None:
+    """Cells mode: the cell of the route's middle node, its entries, exits and matrix."""
+    nodes = w.session.route.path.nodes
+    node = int(nodes[len(nodes) // 2])
+    w.set_mode("cells")
+    crp.node_clicked(node, False)
+    overlay = w.session.cell_metric.overlay
+    ne, nx, nv = overlay.levels[level].counts(w.session.crp_cell)
+    print(f"cell {w.session.crp_cell} of level {level}: {ne} entries, {nx} exits; "
+          f"{crp.cells.matrix_lines()} matrix lines {crp.cells.note}")
+    xy = w.session.drawing.node_xy[overlay.cell_of[level] == w.session.crp_cell]
+    lo, hi = xy.min(axis=0), xy.max(axis=0)
+    w.map_view.view.setRange(xRange=(lo[0], hi[0]), yRange=(lo[1], hi[1]), padding=0.6)
 
 
 def inspect(w, ch, node_id: str) -> None:

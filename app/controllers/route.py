@@ -8,12 +8,14 @@ Endpoints belong to every mode: a change goes to all controllers through
 """
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QPushButton
 
 from app import map_style as style
 from app.controllers.base import Controller, register_controller
 from app.network_geometry import route_polyline
+from app.route_text import change_text, turns_text
 from app.session import ShownRoute
 from app.widgets import button_row, dot_label, grey, red, selectable_label
 
@@ -35,6 +37,7 @@ class RouteController(Controller):
         window.add_action(menu, "&Swap start and destination", "X", self.swap)
         window.add_action(menu, "&Clear", "Esc", window.clear)
         self.map_view.marker_dragged.connect(self._on_marker_dragged)
+        self._before: ShownRoute | None = None   # compared with the answer of the last request
 
     def _build_box(self) -> QGroupBox:
         box = QGroupBox("Route")
@@ -145,8 +148,9 @@ class RouteController(Controller):
         self._update_fields()
 
     def endpoints_changed(self, which: str, live: bool = False) -> None:
+        """``which`` "metric" (a new metric or decoder): the route now stays as a ghost."""
         if self.session.mode != "tree":
-            self.request(live)
+            self.request(live, before=self.session.route if which == "metric" else None)
 
     def mode_changed(self, old: str, new: str) -> None:
         if "tree" in (old, new):
@@ -160,17 +164,23 @@ class RouteController(Controller):
         self.engine.drop("route")
         self.show(None, "")
 
-    def request(self, live: bool = False) -> None:
-        """Route between the endpoints; while dragging (``live``) earlier answers still show."""
+    def request(self, live: bool = False, before: ShownRoute | None = None) -> None:
+        """Route between the endpoints; while dragging (``live``) earlier answers still
+        show; ``before``: the route the answer is compared with (drawn as a ghost)."""
         s = self.session
         if s.graph is None or s.source is None or s.target is None:
             self.engine.drop("route")
             self.show(None, "")
             return
-        if not live:
+        if not live and before is None:
             self.engine.drop("route")
             self.summary.setText(grey("routing…"))
-        self.engine.submit("route", {"source": s.source, "target": s.target, "metric": s.metric})
+        params = {"source": s.source, "target": s.target, "metric": s.metric}
+        if s.decoder_text:
+            params["decoder_text"] = s.decoder_text     # a turn-aware CRP route
+        self._before = before if before is not None and before.source == s.source \
+            and before.target == s.target else None
+        self.engine.submit("route", params)
 
     def slot_failed(self) -> None:
         if not self.engine.running("route") and self.summary.text() == grey("routing…"):
@@ -180,14 +190,28 @@ class RouteController(Controller):
         p, d = job.params, self.session.drawing
         xy = None if d is None else route_polyline(d.points, self.session.graph, a.path.arcs)
         text = f"{a.summary.text(a.compute_ms)} by {a.method_label}"
-        self.show(ShownRoute(p["source"], p["target"], a.path.metric, a.path, xy, text, a.method_label), text)
+        if a.turns:
+            text += "<br>" + turns_text(a.turns)
+        route = ShownRoute(p["source"], p["target"], a.path.metric, a.path, xy, text,
+                           a.method_label, a.turns, a.steps)
+        before, self._before = self._before, None
+        ghost = None
+        if before is not None and (before.source, before.target) == (route.source, route.target):
+            text += "<br>" + change_text(self.session.graph, before, route)
+            if not np.array_equal(before.path.arcs, route.path.arcs):
+                ghost = before
+        self.show(route, text, ghost=ghost)
 
     def on_error(self, job, message: str) -> None:
         self.show(None, message, error=True)
 
-    def show(self, route: ShownRoute | None, text: str, error: bool = False) -> None:
-        """Draw ``route`` (None: none) and put ``text`` in the summary."""
+    def show(self, route: ShownRoute | None, text: str, error: bool = False,
+             ghost: ShownRoute | None = None) -> None:
+        """Draw ``route`` (None: none) and put ``text`` in the summary; ``ghost``: the
+        route before the last metric change, drawn faint."""
         self.session.route, self.session.route_message = route, text
+        self.session.ghost = ghost
         self.map_view.set_route(None if route is None else route.xy)
+        self.map_view.set_ghost(None if ghost is None else ghost.xy)
         self.summary.setText(red(text) if error else text)
         self.shown.emit(route)

@@ -25,6 +25,7 @@ class Param:
     required: bool = False
     node: bool = False             # a node: the file's id on the command line, an internal index in the engine
     file: bool = False             # a path (the window asks with a file dialog)
+    cli: bool = True               # False: the window's alone (not a command-line argument)
 
     @property
     def cli_flag(self) -> str:

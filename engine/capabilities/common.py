@@ -40,6 +40,8 @@ PARTITION = Param("partition", str, None, "CRP partition (.rlp); made with defau
 DECODER = Param("decoder", str, None, "CRP metric decoder: a shipped name (car-fastest, "
                 "dimacs-time, ...) or a .toml file; default: car-fastest on maps, "
                 "dimacs-time on DIMACS")
+DECODER_TEXT = Param("decoder_text", str, None, "a decoder's TOML text (the window's editor)",
+                     cli=False)
 
 
 def use_partition_file(workspace, params: dict) -> None:
@@ -50,8 +52,11 @@ def use_partition_file(workspace, params: dict) -> None:
 
 
 def decoder_for(workspace, params: dict):
-    """The decoder named by the ``decoder`` parameter, or the graph's natural default."""
-    from engine.crp.decoder import load_decoder
+    """The decoder in the ``decoder_text`` parameter (TOML, read as data), else the one
+    named by ``decoder``, else the graph's natural default."""
+    from engine.crp.decoder import load_decoder, parse_decoder
+    if params.get("decoder_text"):
+        return parse_decoder(params["decoder_text"], source="editor")
     name = params.get("decoder")
     if not name:
         g = workspace.graph

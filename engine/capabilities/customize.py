@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from engine.capabilities import Capability, Param, register
-from engine.capabilities.common import DECODER, PARTITION, decoder_for, text_lines, use_partition_file
+from engine.capabilities.common import (DECODER, DECODER_TEXT, PARTITION, decoder_for, text_lines,
+                                        use_partition_file)
 from engine.io.atomic import atomic_write
 
 
@@ -13,6 +14,7 @@ def run(workspace, params: dict, ctx):
     use_partition_file(workspace, params)
     decoder = decoder_for(workspace, params)
     metric = workspace.customize(decoder, cancel=ctx.cancel, on_level=ctx.record)
+    metric.device_bytes = workspace.backend.memory_in_use()
     if params.get("out"):
         with atomic_write(params["out"], "w") as f:
             json.dump(to_json(workspace, params, metric), f, indent=1)
@@ -25,7 +27,8 @@ def to_json(workspace, params: dict, metric) -> dict:
             "decode_ms": round(metric.decode_ms, 3), "total_ms": round(metric.total_ms, 3),
             "levels": [dict(r, ms={k: round(v, 3) for k, v in r["ms"].items()})
                        for r in metric.timings],
-            "overlay": overlay.summary(), "notes": list(metric.notes), "out": params.get("out")}
+            "overlay": overlay.summary(), "notes": list(metric.notes), "out": params.get("out"),
+            "device_bytes": metric.device_bytes}
 
 
 def level_text(record: dict) -> str:
@@ -44,6 +47,6 @@ def text(r: dict) -> str:
 
 CUSTOMIZE = register(Capability(
     name="customize", label="Customize (CRP)", help="cost the CRP overlay for a metric decoder",
-    params=(PARTITION, DECODER, Param("out", str, None, "write the timing report here (JSON)",
+    params=(PARTITION, DECODER, DECODER_TEXT, Param("out", str, None, "write the timing report here (JSON)",
                                       file=True)),
     run=run, result_kind="customization", to_json=to_json, to_text=text, record_text=level_text))

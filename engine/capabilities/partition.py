@@ -37,7 +37,7 @@ def build(workspace, params: dict, ctx) -> Partition:
     mezzanine = parse_sizes(params.get("mezzanine"), "mezzanine", allow_none=True)
     p = partition_graph(workspace.graph, levels=levels, mezzanine=mezzanine,
                         seed=params.get("seed") or 0, progress=ctx.progress, cancel=ctx.cancel)
-    workspace.partition = p
+    workspace.set_partition(p)
     if params.get("out"):
         p.save(params["out"])
     return p

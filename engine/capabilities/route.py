@@ -6,8 +6,8 @@ import time
 from dataclasses import dataclass
 
 from engine.capabilities import Capability, register
-from engine.capabilities.common import (DECODER, HIERARCHY, METRIC, PARTITION, SOURCE, TARGET,
-                                        decoder_for, file_ids, use_hierarchy_file,
+from engine.capabilities.common import (DECODER, DECODER_TEXT, HIERARCHY, METRIC, PARTITION,
+                                        SOURCE, TARGET, decoder_for, file_ids, use_hierarchy_file,
                                         use_partition_file)
 from engine.paths import Path
 from engine.summary import RouteSummary, route_summary
@@ -21,10 +21,11 @@ class RouteAnswer:
     compute_ms: float       # the query alone, warm (no compilation)
     summary: RouteSummary
     turns: dict | None = None       # CRP: turns taken by type, and the turn costs paid
+    steps: tuple | None = None      # CRP: (arcs, levels) of the path before unpacking (CrpQuery.steps)
 
 
 def route(workspace, params: dict, ctx) -> RouteAnswer:
-    if params.get("decoder") or params.get("partition"):
+    if params.get("decoder") or params.get("decoder_text") or params.get("partition"):
         return _crp_route(workspace, params)
     use_hierarchy_file(workspace, params)
     router = workspace.router(params.get("metric"))
@@ -48,7 +49,7 @@ def _crp_route(workspace, params: dict) -> RouteAnswer:
     path = router.route(int(params["source"]), int(params["target"]))
     ms = (time.perf_counter() - t0) * 1000
     return RouteAnswer(path, router.name, router.label, ms, route_summary(workspace.graph, path),
-                       path_turns(router, path.arcs))
+                       path_turns(router, path.arcs), router.steps())
 
 
 def to_json(workspace, params: dict, a: RouteAnswer) -> dict:
@@ -83,5 +84,5 @@ def _turn_lines(r: dict) -> list[str]:
 
 ROUTE = register(Capability(
     name="route", label="Route", help="shortest path between two nodes",
-    params=(SOURCE, TARGET, METRIC, HIERARCHY, PARTITION, DECODER), run=route, result_kind="route",
+    params=(SOURCE, TARGET, METRIC, HIERARCHY, PARTITION, DECODER, DECODER_TEXT), run=route, result_kind="route",
     to_json=to_json, to_text=text, needs_backend=False))

@@ -37,6 +37,7 @@ class CellMetric:
     decode_ms: float = 0.0
     notes: tuple = ()
     decoder: object = None
+    device_bytes: int | None = None  # device memory in use after customizing (GPU), else None
 
     def level_weights(self, level: int) -> np.ndarray:
         """The weights the local edges of ``level`` index: turns, or S_{level-1}."""

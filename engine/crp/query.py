@@ -14,7 +14,7 @@ from engine.crp.flat import flatten
 from engine.crp.query_space import query_space
 from engine.crp.local_search import FORBIDDEN
 from engine.crp.search import bidirectional, clear
-from engine.crp.unpack import unpack_path
+from engine.crp.unpack import search_steps, unpack_path
 from engine.paths import Unreachable, check_node, path_from_arcs, unreachable
 
 
@@ -61,11 +61,12 @@ class CrpQuery:
         self._node_cell = np.ascontiguousarray(
             (overlay.cell_of + self.flat.cell_base[:, None]).T.astype(np.int32))
         self.search_ms = 0.0
+        self._meet = -1                                     # the last search's meeting arc
 
     def reset(self) -> None:
         """Forget the last search (only the arcs it touched are cleared)."""
         clear(self._touched, self._ntouched, *self._state)
-        self._ntouched = 0
+        self._ntouched, self._meet = 0, -1
 
     # ------------------------------------------------------------------ queries
     def route(self, source: int, target: int):
@@ -73,6 +74,7 @@ class CrpQuery:
         g = self.graph
         check_node(g, source)
         check_node(g, target)
+        self._meet = -1
         if source == target:
             return path_from_arcs(g, source, target, self.metric, 0, [])
         lo, hi = g.first_out[source], g.first_out[source + 1]    # slices, not gathers
@@ -103,10 +105,20 @@ class CrpQuery:
             sources, source_cost, targets, self._graph,
             self._cells, self._node_cell[s_node], self._node_cell[t_node], self.shortcuts,
             self._state, self._touched, self._ntouched, self._heaps)
-        self._ntouched = nt
+        self._ntouched, self._meet = nt, meet
         if meet < 0:
             return FORBIDDEN, None
         return int(best), self._unpack(meet)
+
+    def steps(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The last found path as the search took it, before unpacking: original arc
+        ids and, for each, the level of the step into it (-1: a turn or the first arc;
+        l: a level-l shortcut from the arc before). None before any path."""
+        if self._meet < 0:
+            return None
+        df, db, pf, pb, lf, lb = self._state
+        arcs, levels = search_steps(self._meet, pf, lf, pb, lb)
+        return self.space.arc_of_q[arcs].astype(np.int64), levels
 
     @property
     def turns(self):

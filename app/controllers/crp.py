@@ -1,0 +1,233 @@
+"""CRP in the window: partition the graph, edit the metric decoder live, see the cells.
+
+Every valid edit of the decoder (app.decoder_editor) becomes, after one frame of
+debounce, a ``customize`` job; the engine keeps one in flight and only the newest
+waiting (stale edits are dropped, never queued). Its answer becomes the session's
+metric: routes are asked again with that decoder (turn-aware CRP routes; the route
+controller keeps the old one as a ghost and says what changed), the customization
+chart shows the run, and the map's cells follow the new overlay. An edit that fails
+(in the editor, or in the engine, e.g. a division by zero) never replaces the working
+metric: the panel says which one the map keeps.
+"""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QTimer, Signal
+
+from engine.crp.decoder import shipped_decoders
+from engine.graph import ROAD_CLASSES
+
+from app.controllers.base import Controller, register_controller
+from app.crp_chart import CustomizationChart
+from app.crp_map import CellOverlay, cell_colouring
+from app.crp_panel import CrpPanel
+from app.widgets import grey, legend_table, red
+
+CELLS_HINT = ("Cells: click a cell: its entries (in) and exits (out), and its shortcut matrix "
+              "coloured by cost · P: back to routes")
+DEBOUNCE_MS = 16            # about one frame: a slider drag sends a job per frame at most
+DIMACS_DECODERS = ("dimacs-time", "dimacs-distance")
+
+
+@register_controller
+class CrpController(Controller):
+    kinds = ("partition", "customize")
+    hints = {"cells": CELLS_HINT}
+    metric_shown = Signal(object)      # CellMetric now routing (and drawn), after each edit
+    metric_failed = Signal(str)        # a customization failed; the last good metric stays
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        p = self.panel = CrpPanel()
+        self.dock = window.add_dock("crp", "Metric (CRP)", p, right=True)
+        self.chart = CustomizationChart()
+        self.chart_dock = window.add_dock("crp_chart", "Customization", self.chart)
+        self.cells = CellOverlay(self.map_view)
+        menu = window.menu("&Metric")
+        window.add_action(menu, "&Partition (CRP)", "", self.partition, needs_graph=True)
+        window.add_action(menu, "Show the metric &editor", "M", lambda: window.show_dock(self.dock))
+        window.add_mode_action("cells", menu, "&Cells mode: inspect partition cells", "P")
+        window.add_painter("cells", self._paint_cells)
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self._customize)
+        self._wanted = None            # the decoder the next customization runs
+        self._applied = None           # TOML of the decoder of the session's metric
+        self._partitioned = False
+        p.partition_button.clicked.connect(self.partition)
+        p.editor.edited.connect(self._on_edited)
+        p.editor.invalid.connect(self._on_invalid)
+        p.routes_box.toggled.connect(self._on_routes_toggled)
+        p.level_combo.currentIndexChanged.connect(self._on_level_chosen)
+        p.route_levels_box.toggled.connect(lambda on: self._show_route_levels())
+        window.controller("route").shown.connect(lambda route: self._show_route_levels())
+
+    # ------------------------------------------------------------ the graph
+    def graph_changed(self) -> None:
+        g = self.session.graph
+        for kind in self.kinds:
+            self.engine.drop(kind)
+        self._partitioned, self._wanted = False, None
+        self.cells.clear()
+        dimacs = "road_class" not in g.arc_attrs
+        names = [n for n in shipped_decoders() if (n in DIMACS_DECODERS) == dimacs]
+        default = "car-fastest" if not dimacs else (
+            "dimacs-time" if "travel_time" in g.metrics else "dimacs-distance")
+        editor = self.panel.editor
+        editor.set_presets(names, default)
+        editor.set_features(*_features(g))
+        self.panel.set_levels(0)
+        self.panel.say(grey("Partition the graph, then every edit of the metric "
+                            "re-customizes it and re-routes."))
+
+    def partition(self) -> None:
+        if self.session.graph is None:
+            return
+        self.window.show_dock(self.dock)
+        self.panel.say(grey("partitioning…"))
+        self.engine.submit("partition", {}, label="Partitioning")
+
+    # ----------------------------------------------------------- the metric
+    def _on_edited(self, decoder) -> None:
+        self._wanted = decoder
+        if self._partitioned:
+            self._debounce.start()
+
+    def _on_invalid(self, message: str) -> None:
+        self.panel.say(red(message) + "<br>" + self._keeps())
+
+    def _keeps(self) -> str:
+        m = self.session.cell_metric
+        return grey(f"the map keeps {m.name}" if m is not None else "no metric yet")
+
+    def _customize(self) -> None:
+        decoder = self._wanted or self.panel.editor.decoder()
+        self.engine.submit("customize", {"decoder_text": decoder.to_toml()},
+                           label=f"Customizing {decoder.name}")
+
+    def _on_routes_toggled(self, on: bool) -> None:
+        m = self.session.cell_metric
+        self.session.decoder_text = self._applied if on and m is not None else None
+        self.window.endpoints_changed("metric")
+
+    # ---------------------------------------------------------- job answers
+    def on_record(self, job, record) -> None:
+        if job.kind == "customize":
+            self.chart.add_level(record)
+
+    def on_result(self, job, result) -> None:
+        if job.kind == "partition":
+            self._partitioned = True
+            s = result.summary(self.session.graph)
+            self.panel.set_levels(s["levels"], s["mezzanine"])
+            self.panel.say(f"{s['levels']} levels, {s['cells'][-1]:,} top cells, partitioned "
+                           f"in {s['partition_ms'] / 1000:.1f} s; " + grey("customizing…"))
+            self._customize()
+            return
+        self._adopt_metric(job, result)
+
+    def _adopt_metric(self, job, metric) -> None:
+        s = self.session
+        self._applied = job.params["decoder_text"]
+        s.cell_metric = metric
+        if self.panel.routes_box.isChecked():
+            s.decoder_text = self._applied
+        total = metric.decode_ms + metric.total_ms
+        self.chart.show_run(metric.timings, metric.decode_ms, metric.total_ms, metric.backend,
+                            metric.device_bytes)
+        notes = "".join(f"<br>{grey(n)}" for n in metric.notes)
+        self.panel.say(f"<b>{metric.name}</b> customized in {total:.1f} ms on "
+                       f"{metric.backend.upper()}{notes}")
+        self.window.apply_colouring()
+        self.metric_shown.emit(metric)
+        self.window.endpoints_changed("metric")
+
+    def on_error(self, job, message: str) -> None:
+        if job.kind == "customize":
+            self.panel.say(red(f"{job.label} failed: {message}") + "<br>" + self._keeps())
+            self.metric_failed.emit(message)
+        else:
+            self.panel.say(red(f"{job.label} failed: {message}"))
+            self.window.show_error(f"{job.label} failed: {message}")
+
+    # ------------------------------------------------------------ the cells
+    def _on_level_chosen(self, index: int) -> None:
+        self.session.cells_level = self.panel.chosen_level()
+        self.cells.clear()
+        self.window.apply_colouring()
+
+    def _paint_cells(self) -> None:
+        s = self.session
+        overlay = s.cell_metric.overlay
+        level = s.cells_level
+        g = s.graph
+        self.map_view.set_colouring(cell_colouring(overlay.cell_of[level],
+                                                   overlay.levels[level].num_cells, (g.tail, g.head)))
+
+    def node_clicked(self, node: int, shift: bool) -> bool:
+        s = self.session
+        if s.mode != "cells":
+            return False
+        if s.cell_metric is None:
+            self.window.statusBar().showMessage("Cells: partition the graph first", 6000)
+            return True
+        overlay, level = s.cell_metric.overlay, s.cells_level or 0
+        cell = int(overlay.cell_of[level][node])
+        s.crp_cell = cell
+        self.cells.clear()
+        self.cells.show_cell(overlay, level, cell)
+        legend = ""
+        if self.panel.matrix_box.isChecked():
+            self.cells.show_matrix(overlay, s.cell_metric, level, cell)
+            legend = legend_table(self.cells.matrix_legend()) + grey(self.cells.note or "")
+        ne, nx, nv = overlay.levels[level].counts(cell)
+        self.panel.legend.setText(f"level {level}, cell {cell}: {ne} entries (▲), {nx} exits "
+                                  f"(■), shortcuts by cost:<br>{legend}" if legend else "")
+        self.window.statusBar().showMessage(
+            f"level {level}, cell {cell}: {ne} entries, {nx} exits, {ne * nx:,} shortcuts", 10000)
+        return True
+
+    def mode_changed(self, old: str, new: str) -> None:
+        if old == "cells":
+            self.cleared()
+
+    def cleared(self) -> None:
+        self.cells.clear()
+        self.panel.legend.setText("")
+
+    # ------------------------------------------------- the route's levels
+    def _show_route_levels(self) -> None:
+        route = self.session.route
+        if not self.panel.route_levels_box.isChecked() or route is None or route.steps is None \
+                or self.session.drawing is None:
+            self.cells.show_route_levels([])
+            return
+        self.cells.show_route_levels(route_level_pieces(self.session.graph,
+                                                        self.session.drawing.node_xy, *route.steps))
+
+
+def route_level_pieces(graph, node_xy, arcs, levels) -> list[tuple[int, np.ndarray]]:
+    """The route as the search took it: (level, polyline) runs, where a level-l
+    shortcut is a straight line between the heads of the arcs it joins and a turn
+    (level -1) is the arc itself."""
+    pieces: list[tuple[int, list]] = []
+    for i, (arc, level) in enumerate(zip(arcs.tolist(), levels.tolist())):
+        if i == 0 or level < 0:
+            a, b = node_xy[graph.tail[arc]], node_xy[graph.head[arc]]
+            level = -1
+        else:
+            a, b = node_xy[graph.head[arcs[i - 1]]], node_xy[graph.head[arc]]
+        if pieces and pieces[-1][0] == level:
+            pieces[-1][1].append(b)
+        else:
+            pieces.append((level, [a, b]))
+    return [(level, np.asarray(xy, dtype=float)) for level, xy in pieces]
+
+
+def _features(graph) -> tuple[set[str], set[str]]:
+    """The road classes and tags the graph's data has (for the editor's toggles)."""
+    attrs = graph.arc_attrs
+    classes = set()
+    if "road_class" in attrs and attrs["road_class"].size:
+        classes = {ROAD_CLASSES[i] for i in np.unique(attrs["road_class"]) if i < len(ROAD_CLASSES)}
+    tags = {"toll"} if "toll" in attrs else set()
+    return classes, tags

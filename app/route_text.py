@@ -1,0 +1,50 @@
+"""What the route summary says about turns and about a route's change after a metric
+edit (no Qt: plain text for the side panel and the tests)."""
+from __future__ import annotations
+
+from engine.summary import format_duration, route_summary
+
+UNIT_SECONDS = {"ds": 0.1, "s": 1.0}
+
+
+def turn_cost_text(cost: int, unit: str) -> str:
+    if unit in UNIT_SECONDS:
+        return format_duration(cost * UNIT_SECONDS[unit])
+    return f"{cost:,} {unit or 'units'}"
+
+
+def turns_text(turns: dict) -> str:
+    """``turns``: engine.crp.query.path_turns. E.g. "turns: 3 left, 1 right · turn
+    costs paid 0:25"."""
+    taken = [f"{n} {name.replace('_', ' ')}" for name, n in turns["by_type"].items()
+             if n and name != "straight"]
+    return (f"turns: {', '.join(taken) or 'none'} · turn costs paid "
+            f"{turn_cost_text(turns['cost'], turns['unit'])}")
+
+
+def change_text(graph, before, after) -> str:
+    """How ``after`` differs from ``before`` (ShownRoutes between the same endpoints):
+    time and length by the graph's own columns, turns by type, turn costs paid."""
+    if before.path.arcs.size == after.path.arcs.size and \
+            (before.path.arcs == after.path.arcs).all():
+        return "the same path as with the last metric"
+    a, b = route_summary(graph, before.path), route_summary(graph, after.path)
+    parts = []
+    if a.travel_time_s is not None and b.travel_time_s is not None:
+        delta = b.travel_time_s - a.travel_time_s
+        sign = "+" if delta >= 0 else "−"
+        parts.append(f"time {format_duration(a.travel_time_s)} → {format_duration(b.travel_time_s)} "
+                     f"({sign}{format_duration(abs(delta))})")
+    if a.length_m is not None and b.length_m is not None:
+        parts.append(f"{a.length_m / 1000:.2f} → {b.length_m / 1000:.2f} km "
+                     f"({(b.length_m - a.length_m) / 1000:+.2f})")
+    if before.turns and after.turns:
+        for name, n in after.turns["by_type"].items():
+            m = before.turns["by_type"].get(name, 0)
+            if n != m and name != "straight":
+                parts.append(f"{name.replace('_', ' ')} turns {m} → {n}")
+        if before.turns["unit"] == after.turns["unit"]:
+            unit = after.turns["unit"]
+            parts.append(f"turn costs {turn_cost_text(before.turns['cost'], unit)} → "
+                         f"{turn_cost_text(after.turns['cost'], unit)}")
+    return "changed from the last metric: " + ", ".join(parts or ["another path of equal length"])

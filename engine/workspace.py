@@ -119,7 +119,9 @@ class Workspace:
             self.warm_once(("crp", id(overlay), self.backend.name),
                            lambda: customize(overlay, decoder, self.backend))
         metric = customize(overlay, decoder, self.backend, cancel=cancel, on_level=on_level)
-        self.cell_metric, self._crp_query = metric, None
+        self.cell_metric = metric
+        if self._crp_query is not None:
+            self._crp_query.set_metric(metric)        # same overlay: its buffers are reused
         return metric
 
     def crp_router(self):

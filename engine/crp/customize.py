@@ -38,6 +38,8 @@ class CellMetric:
     notes: tuple = ()
     decoder: object = None
     device_bytes: int | None = None  # device memory in use after customizing (GPU), else None
+    flat_shortcuts: np.ndarray | None = None   # every S_l in one array (shortcuts are views of it)
+    turn_weight_q: np.ndarray | None = None    # turn weights in the query's order (query_space)
 
     def level_weights(self, level: int) -> np.ndarray:
         """The weights the local edges of ``level`` index: turns, or S_{level-1}."""
@@ -157,16 +159,36 @@ def customize_costs_gpu(overlay, arc_cost, turn_weight, backend, customizer=None
     device_shortcuts, records = customizer.run(turn_weight)
     backend.synchronize()
     run_ms = (time.perf_counter() - t_all) * 1000
-    host = [np.ascontiguousarray(backend.to_host(a), dtype=np.int32)
-            for a in (arc_cost, turn_weight)]
-    metric = CellMetric(overlay, name, *host, [backend.to_host(s) for s in device_shortcuts],
-                        records, backend="gpu", unit=unit)
-    metric.device_shortcuts = device_shortcuts
+    metric = _host_metric(overlay, backend, arc_cost, turn_weight, device_shortcuts, records)
+    metric.name, metric.unit = name, unit
     if on_level is not None:
         for record in records:
             on_level(record)
     metric.total_ms = run_ms                      # on the device; the copies are apart
     metric.copy_ms = (time.perf_counter() - t_all) * 1000 - run_ms
+    return metric
+
+
+def _host_metric(overlay, backend, arc_cost, turn_weight, device_shortcuts, records) -> CellMetric:
+    """The GPU's results on the host for the CPU query, in few pinned copies: the
+    matrices as one array (each S_l a view of it) and the turn weights already in the
+    query's order (gathered on the device), so a new metric costs the query no
+    host-side gathering or first-touch pages."""
+    from engine.crp.flat import flatten
+    from engine.crp.query_space import query_space
+    xp = backend.xp
+    order = overlay.__dict__.setdefault("_device_turn_order", {})
+    if backend.name not in order:
+        order[backend.name] = xp.asarray(query_space(overlay, flatten(overlay)).turn_order)
+    turn_weight = xp.asarray(turn_weight, dtype=xp.int32)
+    flat = xp.concatenate(device_shortcuts) if device_shortcuts else xp.zeros(0, xp.int32)
+    host = [backend.to_host(xp.ascontiguousarray(xp.asarray(a, dtype=xp.int32)), pinned=True)
+            for a in (arc_cost, turn_weight, turn_weight[order[backend.name]], flat)]
+    ends = np.cumsum([s.size for s in device_shortcuts])
+    shortcuts = np.split(host[3], ends[:-1]) if device_shortcuts else []
+    metric = CellMetric(overlay, "", host[0], host[1], shortcuts, records, backend="gpu")
+    metric.flat_shortcuts, metric.turn_weight_q = host[3], host[2]
+    metric.device_shortcuts = device_shortcuts
     return metric
 
 

@@ -25,25 +25,18 @@ class CrpQuery:
     def __init__(self, overlay, metric) -> None:
         if metric.overlay is not overlay:
             raise ValueError("the metric was customized for another overlay")
-        self.overlay, self.cell_metric = overlay, metric
+        self.overlay = overlay
         self.graph = g = overlay.graph
-        self.metric = metric.name
         self.flat = flatten(overlay)
         self.space = query_space(overlay, self.flat)
-        self.turn_weight_q = metric.turn_weight[self.space.turn_order]
-        self.shortcuts = (np.concatenate(metric.shortcuts) if metric.shortcuts
-                          else np.zeros(0, np.int32))
+        self._use(metric)
         m = g.num_arcs
         q = self.space
         # every level the overlay has, mezzanines included: a finer cell that holds
         # neither s nor t still skips its inside (exact either way; ~7% faster on NY)
         self.query_level = np.ones(overlay.num_levels, dtype=bool)
-        self._graph = (q.first_turn, q.to_q, q.first_turn_in, q.turn_in, q.from_q,
-                       self.turn_weight_q, q.arc_level)
         self._cells = (self.query_level, q.head_rec, q.tail_rec, q.entry_first, q.entry_q,
                        q.exit_first, q.exit_q)
-        self._unpack_space = (q.first_turn, q.to_q, self.turn_weight_q, q.crossing, q.head_rec, q.exit_first,
-                              q.exit_q)
         # distances and heap keys fit int32: only costs below best <= FORBIDDEN are
         # stored (sums are taken in int64), which halves their cache footprint
         self._state = (np.full(m, FORBIDDEN, dtype=np.int32), np.full(m, FORBIDDEN, dtype=np.int32),
@@ -62,6 +55,28 @@ class CrpQuery:
             (overlay.cell_of + self.flat.cell_base[:, None]).T.astype(np.int32))
         self.search_ms = 0.0
         self._meet = -1                                     # the last search's meeting arc
+
+    def _use(self, metric) -> None:
+        """Route on ``metric`` (its turn weights in query order, its matrices as one array)."""
+        q = self.space
+        self.cell_metric, self.metric = metric, metric.name
+        self.turn_weight_q = (metric.turn_weight_q if metric.turn_weight_q is not None
+                              else metric.turn_weight[q.turn_order])
+        self.shortcuts = (metric.flat_shortcuts if metric.flat_shortcuts is not None
+                          else np.concatenate(metric.shortcuts) if metric.shortcuts
+                          else np.zeros(0, np.int32))
+        self._graph = (q.first_turn, q.to_q, q.first_turn_in, q.turn_in, q.from_q,
+                       self.turn_weight_q, q.arc_level)
+        self._unpack_space = (q.first_turn, q.to_q, self.turn_weight_q, q.crossing, q.head_rec,
+                              q.exit_first, q.exit_q)
+
+    def set_metric(self, metric) -> None:
+        """Route on another customization of the same overlay, keeping this query's
+        buffers (a metric edit then costs no allocation)."""
+        if metric.overlay is not self.overlay:
+            raise ValueError("the metric was customized for another overlay")
+        self.reset()
+        self._use(metric)
 
     def reset(self) -> None:
         """Forget the last search (only the arcs it touched are cleared)."""

@@ -75,3 +75,26 @@ def test_route_capability_with_decoder_text():
     answer = capability("route").run(ws, {"source": 5, "target": 1900, "decoder_text": text}, ctx)
     assert answer.method == "crp" and answer.turns is not None and answer.steps is not None
     assert ws.cell_metric is metric                      # no second customization
+
+
+def test_a_query_switched_to_another_metric_equals_a_new_one(crp):
+    g, overlay, metric, query = crp
+    from dataclasses import replace
+    from engine.crp import CrpQuery, customize
+    d = load_decoder("car-fastest")
+    other = customize(overlay, replace(d, forbid=("motorway", "trunk"), turns=(("left", 60),)))
+    query.set_metric(other)
+    fresh = CrpQuery(overlay, other)
+    rng = np.random.default_rng(8)
+    for s, t in rng.integers(0, g.num_nodes, (60, 2)):
+        try:
+            a = query.route(int(s), int(t))
+        except Unreachable:
+            with pytest.raises(Unreachable):
+                fresh.route(int(s), int(t))
+            continue
+        b = fresh.route(int(s), int(t))
+        assert a.distance == b.distance and np.array_equal(a.arcs, b.arcs)
+    query.set_metric(metric)
+    with pytest.raises(ValueError, match="another overlay"):
+        query.set_metric(crp_setup(g, "car-fastest")[1])

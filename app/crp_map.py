@@ -48,7 +48,7 @@ MATRIX_ALPHA = 150
 MAX_MATRIX_LINES = 20_000
 # A route through the overlay: one colour per level (0 = original road arcs).
 ROUTE_LEVEL_COLORS = ((0, 170, 90), (245, 130, 48), (145, 30, 180), (230, 25, 75),
-                      (0, 130, 200), (170, 110, 40))
+                      (40, 40, 40), (170, 110, 40))
 DASH_PX = (10.0, 6.0)
 
 
@@ -231,8 +231,9 @@ class CellOverlay(QObject):
 
     # ---------------------------------------------- a route through the levels
     def show_route_levels(self, segments: list[tuple[int, np.ndarray]]) -> None:
-        """A route's pieces: (overlay level, [k, 2] polyline) each; a level's pieces
-        share one curve (colour per level; higher levels thicker, dashed, beneath)."""
+        """A route's pieces: (level, [k, 2] polyline) each, level -1 for road arcs and l
+        for level-l shortcuts (as CrpQuery.steps); a level's pieces share one curve
+        (colour per level; higher levels thicker, dashed, beneath)."""
         self._clear_route()
         by_level: dict[int, list[np.ndarray]] = {}
         for level, xy in segments:
@@ -245,10 +246,10 @@ class CellOverlay(QObject):
             connect[np.cumsum([len(p) for p in pieces]) - 1] = False   # no line between pieces
             curve = pg.PlotCurveItem(x=xy[:, 0], y=xy[:, 1], connect=connect,
                                      pen=_level_pen(level), skipFiniteCheck=True, antialias=True)
-            self.route_curves[level] = self._add(curve, 12.9 - 0.1 * min(level, 8))
+            self.route_curves[level] = self._add(curve, 12.8 - 0.1 * min(level, 8))
 
     def route_legend(self) -> list[tuple[tuple, str]]:
-        return [(_level_color(lv), "road arcs" if lv == 0 else f"level {lv} shortcuts")
+        return [(_level_color(lv), "road arcs" if lv < 0 else f"level {lv} shortcuts")
                 for lv in sorted(self.route_curves)]
 
     def _clear_route(self) -> None:
@@ -284,13 +285,13 @@ class CellOverlay(QObject):
 
 
 def _level_color(level: int) -> tuple:
-    return ROUTE_LEVEL_COLORS[level % len(ROUTE_LEVEL_COLORS)]
+    return ROUTE_LEVEL_COLORS[(level + 1) % len(ROUTE_LEVEL_COLORS)]
 
 
 def _level_pen(level: int):
-    width = 3.0 + 1.5 * level
+    width = 4.5 + 1.5 * level
     pen = pg.mkPen(_level_color(level), width=width)
-    if level > 0:                 # dashes of the same length in pixels at every width
+    if level >= 0:                # dashes of the same length in pixels at every width
         pen.setDashPattern([DASH_PX[0] / width, DASH_PX[1] / width])
     return pen
 

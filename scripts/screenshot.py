@@ -4,7 +4,7 @@
         [--route SRC_ID DST_ID] [--zoom FACTOR] [--size 1280x820]
         [--tree [--method NAME]] [--compare]
         [--contract [--K K] [--C C] [--hierarchy FILE.rlh]] [--levels] [--inspect NODE_ID|auto]
-        [--crp [--cells LEVEL] [--cell] [--avoid motorway]]
+        [--crp [--cells LEVEL] [--cell] [--avoid motorway] [--route-levels]]
 
 With no FILE it opens the generated default network. Without --route it routes
 between the nodes nearest to 15 % and 85 % of the map's diagonal.
@@ -20,7 +20,8 @@ exists, else contracts and saves it there (one slow contraction for several shot
 --crp partitions the graph and customizes the default decoder (the metric dock
 opens), so the route is a turn-aware CRP route; --cells colours that level's cells,
 --cell clicks the cell in the middle of the route (its entries, exits and shortcut
-matrix), --avoid CLASS then toggles an avoid box (the old route stays as a ghost).
+matrix), --avoid CLASS then toggles an avoid box (the old route stays as a ghost),
+--route-levels draws the route as the query took it (shortcuts by level).
 """
 from __future__ import annotations
 
@@ -94,9 +95,10 @@ def main(argv=None) -> int:
     ap.add_argument("--cells", type=int, metavar="LEVEL", help="colour this level's cells (--crp)")
     ap.add_argument("--cell", action="store_true", help="click the route's middle cell (--crp)")
     ap.add_argument("--avoid", metavar="CLASS", help="toggle this avoid box after routing (--crp)")
+    ap.add_argument("--route-levels", action="store_true", help="the route through the levels (--crp)")
     args = ap.parse_args(argv)
     args.contract = args.contract or args.levels or args.inspect is not None or bool(args.hierarchy)
-    args.crp = args.crp or args.cells is not None or args.cell or bool(args.avoid)
+    args.crp = args.crp or args.cells is not None or args.cell or bool(args.avoid) or args.route_levels
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     w = MainWindow(backend=args.backend)
@@ -145,6 +147,7 @@ def main(argv=None) -> int:
               f"({m.decode_ms + m.total_ms:.1f} ms customization)")
         if args.cells is not None:
             crp.panel.level_combo.setCurrentIndex(args.cells + 1)
+        crp.panel.route_levels_box.setChecked(args.route_levels)
     if args.route:
         s, t = (int(v) for v in g.index_of(args.route))
     else:

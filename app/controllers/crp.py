@@ -203,6 +203,8 @@ class CrpController(Controller):
             return
         self.cells.show_route_levels(route_level_pieces(self.session.graph,
                                                         self.session.drawing.node_xy, *route.steps))
+        self.panel.legend.setText("the route as the query took it:<br>" +
+                                  legend_table(self.cells.route_legend()))
 
 
 def route_level_pieces(graph, node_xy, arcs, levels) -> list[tuple[int, np.ndarray]]:

@@ -142,12 +142,12 @@ def test_route_levels_and_cell_at(map_view, crp, qtbot):
     _, overlay, _ = crp
     xy = map_view.drawing.node_xy
     cells = CellOverlay(map_view)
-    cells.show_route_levels([(0, xy[[0, 1, 2]]), (1, xy[[2, 50, 90]]), (0, xy[[90, 91]]),
+    cells.show_route_levels([(-1, xy[[0, 1, 2]]), (1, xy[[2, 50, 90]]), (-1, xy[[90, 91]]),
                              (2, xy[[5]])])        # a one-point piece draws nothing
-    assert sorted(cells.route_curves) == [0, 1]
-    x, _ = cells.route_curves[0].getData()
+    assert sorted(cells.route_curves) == [-1, 1]
+    x, _ = cells.route_curves[-1].getData()
     assert len(x) == 5
-    assert cells.route_curves[1].opts["pen"].widthF() > cells.route_curves[0].opts["pen"].widthF()
+    assert cells.route_curves[1].opts["pen"].widthF() > cells.route_curves[-1].opts["pen"].widthF()
     assert [label for _, label in cells.route_legend()] == ["road arcs", "level 1 shortcuts"]
     cells.clear()
     assert cells.route_curves == {}

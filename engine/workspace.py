@@ -19,6 +19,7 @@ class Workspace:
         self.backend = backend or backends.current()
         self.hierarchy = None            # engine.ch.Hierarchy, attached to ``graph``
         self._routers: dict = {}         # (metric name, metric hash, hierarchy id) -> Router
+        self._csp: dict = {}             # (minimize, budget metric, bounds) -> CspQuery
         self._trees: dict = {}           # (metric name, metric hash) -> TreeQuery
         self._phast = None               # PhastQuery on ``hierarchy``
         self._warm: set = set()          # keys of work already run once
@@ -133,6 +134,22 @@ class Workspace:
             self._crp_query = CrpQuery(self._overlay, self.cell_metric)
             self._warm_up_router(self._crp_query)
         return self._crp_query
+
+    def csp_query(self, minimize: str, budget_metric: str, bounds: bool = True):
+        """The cost-budgeted path query for (length, cost) metrics, compiled and warmed
+        up once (a first query's time never includes compilation)."""
+        key = (minimize, budget_metric, bounds)
+        if key not in self._csp:
+            from engine.csp import CspQuery
+            query = CspQuery(self.graph, minimize, budget_metric, bounds=bounds)
+            if self.graph.num_arcs:
+                a = 0
+                try:
+                    query.solve(int(self.graph.tail[a]), int(self.graph.head[a]), 2**40, pareto=True)
+                except Unreachable:
+                    pass
+            self._csp[key] = query
+        return self._csp[key]
 
     def warm_once(self, key, fn) -> None:
         """Run ``fn()`` untimed the first time ``key`` is seen: compilation, tuning and

@@ -85,7 +85,7 @@ def get(name: str) -> Capability:
         raise KeyError(f"unknown capability {name!r}; known: {', '.join(_registry)}") from None
 
 
-BUILTINS = ("info", "route", "tree", "compare", "contract", "partition", "customize")
+BUILTINS = ("info", "route", "tree", "compare", "contract", "partition", "customize", "csp")
 
 
 def all_capabilities() -> list[Capability]:
@@ -105,4 +105,4 @@ def _load_builtins() -> None:
     if not _builtins_loaded:
         _builtins_loaded = True
         from engine.capabilities import (info, route, tree, compare, contract,  # noqa: F401
-                                         partition, customize)                # (BUILTINS)
+                                         partition, customize, csp)           # (BUILTINS)

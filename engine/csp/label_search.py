@@ -1,0 +1,155 @@
+"""Exact label-setting for cost-budgeted paths on the CPU (Numba), with the bounds.
+
+A label is (node, length l, cost c, parent label, arc). Labels leave the heap in
+order of l + lb_l(node) (A*: lb_l is the exact length to the target, so it is
+consistent), ties by cost. So at any node the labels settle in non-decreasing
+length, and a new label is dominated exactly when some settled label there costs no
+more: one number per node (the least settled cost) replaces Vine's label lists.
+
+Pruning, counted apart:
+- cost bound: c + lb_c(node) > budget (no way to finish within the budget);
+- length bound: l + lb_l(node) >= the incumbent (a feasible path found before);
+- dominance: c >= the least settled cost at the node.
+The first label settled at the target is optimal. Without bounds (``lb`` all zero:
+"Vine-style") the same code is a plain bi-criteria label-setting search.
+
+Pareto mode keeps going after the first target label: target labels settle in
+increasing length, and each that costs less than every earlier one is a new
+non-dominated point; a label is pruned when c + lb_c(node) cannot beat the cheapest
+target label so far.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+INF = np.iinfo(np.int64).max
+STATS = ("created", "settled", "pruned_cost_bound", "pruned_length_bound", "pruned_dominated")
+
+
+@numba.njit(cache=True, inline="always")
+def _less(pk, pc, i, j):
+    return pk[i] < pk[j] or (pk[i] == pk[j] and pc[i] < pc[j])
+
+
+@numba.njit(cache=True)
+def _push(heap, size, pk, pc, x):
+    i = size
+    heap[i] = x
+    while i > 0:
+        p = (i - 1) >> 1
+        if not _less(pk, pc, heap[i], heap[p]):
+            break
+        heap[i], heap[p] = heap[p], heap[i]
+        i = p
+    return size + 1
+
+
+@numba.njit(cache=True)
+def _pop(heap, size, pk, pc):
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and _less(pk, pc, heap[c + 1], heap[c]):
+            c += 1
+        if not _less(pk, pc, heap[c], heap[i]):
+            break
+        heap[i], heap[c] = heap[c], heap[i]
+        i = c
+    return top, size
+
+
+@numba.njit(cache=True)
+def _grow(a, n):
+    b = np.empty(max(2 * a.size, n), dtype=a.dtype)
+    b[:a.size] = a
+    return b
+
+
+@numba.njit(cache=True)
+def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb_c,
+                 incumbent, pareto, max_labels, stats):
+    """Labels (node, l, c, parent, arc, priority) and the target labels found: the
+    best one (or every Pareto point in ``pareto`` mode) as indices into the labels.
+    ``incumbent``: a length already achieved within the budget (INF: none); returns
+    (labels..., found, count, overflow) where overflow says ``max_labels`` was hit."""
+    n = lb_l.size
+    cap = 1024
+    node = np.empty(cap, np.int64)
+    lab_l = np.empty(cap, np.int64)
+    lab_c = np.empty(cap, np.int64)
+    parent = np.empty(cap, np.int64)
+    arc = np.empty(cap, np.int64)
+    pk = np.empty(cap, np.int64)
+    heap = np.empty(cap, np.int64)
+    settled_cost = np.full(n, INF, np.int64)
+    found = np.empty(64, np.int64)
+    nfound = 0
+    target_cost = budget + 1 if budget >= 0 else INF     # target labels must cost less
+    node[0], lab_l[0], lab_c[0], parent[0], arc[0] = source, 0, 0, -1, -1
+    pk[0] = lb_l[source]
+    count, size = 1, _push(heap, 0, pk, lab_c, 0)
+    stats[0] += 1
+    overflow = False
+    while size > 0:
+        x, size = _pop(heap, size, pk, lab_c)
+        v, lx, cx = node[x], lab_l[x], lab_c[x]
+        if pk[x] >= incumbent:
+            break                                # nothing left can beat the incumbent
+        if cx >= settled_cost[v] or cx + lb_c[v] >= target_cost:
+            stats[4] += 1
+            continue
+        settled_cost[v] = cx
+        stats[1] += 1
+        if v == target:
+            if nfound == found.size:
+                found = _grow(found, nfound + 1)
+            found[nfound] = x
+            nfound += 1
+            target_cost = cx
+            if not pareto:
+                break
+            continue
+        for a in range(first_out[v], first_out[v + 1]):
+            w = head[a]
+            nl, nc = lx + length[a], cx + cost[a]
+            if lb_l[w] == INF:
+                continue                         # the target cannot be reached from w
+            if nc + lb_c[w] >= target_cost:
+                stats[2] += 1
+                continue
+            if nl + lb_l[w] >= incumbent:
+                stats[3] += 1
+                continue
+            if nc >= settled_cost[w]:
+                stats[4] += 1
+                continue
+            if count == max_labels:
+                overflow = True
+                size = 0
+                break
+            if count == node.size:
+                k = count + 1
+                node, lab_l, lab_c = _grow(node, k), _grow(lab_l, k), _grow(lab_c, k)
+                parent, arc, pk, heap = _grow(parent, k), _grow(arc, k), _grow(pk, k), _grow(heap, k)
+            node[count], lab_l[count], lab_c[count] = w, nl, nc
+            parent[count], arc[count], pk[count] = x, a, nl + lb_l[w]
+            size = _push(heap, size, pk, lab_c, count)
+            count += 1
+            stats[0] += 1
+    return node[:count], lab_l[:count], lab_c[:count], parent[:count], arc[:count], \
+        found[:nfound], overflow
+
+
+def label_arcs(parent: np.ndarray, arc: np.ndarray, x: int) -> np.ndarray:
+    """The arcs of label ``x``'s path, source first."""
+    arcs = []
+    while parent[x] >= 0:
+        arcs.append(int(arc[x]))
+        x = int(parent[x])
+    return np.asarray(arcs[::-1], dtype=np.int32)

@@ -1,0 +1,139 @@
+"""CspQuery: the least-length path within a cost budget, exact, with the bounds.
+
+A query runs: the two reverse searches from the target (engine.csp.bounds); the
+answers they already settle (unreachable; the least cost over the budget: no path;
+the shortest path within the budget: it is the answer); then label-setting
+(engine.csp.label_search) seeded with the least-cost path's length as incumbent.
+``bounds=False`` runs the same labeling with zero bounds and no incumbent (Vine's
+search, for comparison).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.csp.bounds import INF, Bounds, ReverseGraph, compute_bounds, tree_path
+from engine.csp.label_search import STATS, label_arcs, label_search
+from engine.paths import Path, Unreachable, check_node, path_from_arcs, unreachable
+
+MAX_LABELS = 50_000_000        # about 2 GB of labels: beyond it a query fails clearly
+
+
+class NoPathWithinBudget(Unreachable):
+    """Every path costs more than the budget; ``least_cost`` is the cheapest."""
+
+    def __init__(self, message: str, least_cost: int) -> None:
+        super().__init__(message)
+        self.least_cost = least_cost
+
+
+class LabelMemoryExceeded(RuntimeError):
+    """The search needed more labels than allowed (no answer is guessed)."""
+
+
+@dataclass(frozen=True)
+class ParetoPoint:
+    length: int
+    cost: int
+    arcs: np.ndarray
+
+
+@dataclass
+class CspResult:
+    source: int
+    target: int
+    budget: int
+    length: int
+    cost: int
+    path: Path
+    least_cost: int                 # the cheapest path's cost (the budget's floor)
+    shortest_length: int            # the shortest path's length ...
+    shortest_cost: int              # ... and cost (a budget at or above it changes nothing)
+    answered_by: str                # "bounds", "labeling" or "incumbent"
+    stats: dict = field(default_factory=dict)     # STATS counts
+    ms: dict = field(default_factory=dict)        # bounds, labeling, total
+    pareto: list[ParetoPoint] | None = None
+    references: dict = field(default_factory=dict)   # "shortest", "least_cost": arc arrays
+
+
+class CspQuery:
+    label = "label-setting with bounds"
+
+    def __init__(self, graph, minimize: str = "distance", budget_metric: str = "travel_time",
+                 bounds: bool = True, max_labels: int = MAX_LABELS) -> None:
+        for name in (minimize, budget_metric):
+            if name not in graph.metrics:
+                raise ValueError(f"the graph has no metric {name!r} (it has "
+                                 f"{', '.join(graph.metric_names)})")
+        self.graph, self.minimize, self.budget_metric = graph, minimize, budget_metric
+        self.length = np.ascontiguousarray(graph.metrics[minimize], dtype=np.int64)
+        self.cost = np.ascontiguousarray(graph.metrics[budget_metric], dtype=np.int64)
+        if self.length.min(initial=0) < 0 or self.cost.min(initial=0) < 0:
+            raise ValueError("cost-budgeted paths need non-negative lengths and costs")
+        self.use_bounds, self.max_labels = bounds, max_labels
+        if not bounds:
+            self.label = "label-setting without bounds (Vine-style)"
+        self.reverse = ReverseGraph.of(graph, self.length, self.cost)
+
+    def solve(self, source: int, target: int, budget: int, pareto: bool = False) -> CspResult:
+        """The least-length path from ``source`` to ``target`` costing at most
+        ``budget`` (and, with ``pareto``, every non-dominated (length, cost) point
+        within it). Raises Unreachable, or NoPathWithinBudget with the least cost."""
+        g = self.graph
+        check_node(g, source)
+        check_node(g, target)
+        budget = int(budget)
+        t0 = time.perf_counter()
+        b = compute_bounds(g, self.reverse, self.length, source, target, budget, full_length=pareto)
+        if b.length[source] == INF:
+            raise unreachable(g, source, target)
+        least = int(b.cost[source])
+        if least > budget:
+            raise NoPathWithinBudget(f"no path within budget {budget:,}: the least cost is "
+                                     f"{least:,} ({self.budget_metric})", least)
+        refs = {"shortest": tree_path(g, b.length_next, source, target),
+                "least_cost": tree_path(g, b.cost_next, source, target)}
+        shortest_cost = int(self.cost[refs["shortest"]].sum())
+        base = dict(source=source, target=target, budget=budget, least_cost=least,
+                    shortest_length=int(b.length[source]), shortest_cost=shortest_cost,
+                    references=refs)
+        stats = np.zeros(len(STATS), np.int64)
+        if shortest_cost <= budget and not pareto:
+            result = self._result(base, refs["shortest"], "bounds", stats)
+        else:
+            result = self._label(base, b, refs, pareto, stats)
+        result.ms = {"bounds": b.ms, "labeling": (time.perf_counter() - t0) * 1000 - b.ms,
+                     "total": (time.perf_counter() - t0) * 1000}
+        return result
+
+    def _label(self, base: dict, b: Bounds, refs: dict, pareto: bool, stats) -> CspResult:
+        s, t, budget = base["source"], base["target"], base["budget"]
+        lb_l, lb_c = (b.length, b.cost) if self.use_bounds else \
+            (np.zeros_like(b.length), np.zeros_like(b.cost))
+        incumbent = INF
+        if self.use_bounds and not pareto:
+            incumbent = int(self.length[refs["least_cost"]].sum())
+        _, _, lab_c, parent, arc, found, overflow = label_search(
+            self.graph.first_out, self.graph.head, self.length, self.cost, s, t, budget,
+            lb_l, lb_c, incumbent, pareto, self.max_labels, stats)
+        if overflow:
+            raise LabelMemoryExceeded(f"the search needed more than {self.max_labels:,} labels; "
+                                      f"no answer is given (raise the limit or the budget)")
+        if found.size == 0:
+            if incumbent == INF:      # bounds said a path exists within the budget
+                raise RuntimeError("label-setting found no path that the bounds promised")
+            return self._result(base, refs["least_cost"], "incumbent", stats)
+        result = self._result(base, label_arcs(parent, arc, int(found[0])), "labeling", stats)
+        if pareto:
+            result.pareto = [ParetoPoint(int(self.length[a].sum()), int(lab_c[x]), a)
+                             for x in found for a in [label_arcs(parent, arc, int(x))]]
+        return result
+
+    def _result(self, base: dict, arcs: np.ndarray, how: str, stats) -> CspResult:
+        g = self.graph
+        length, cost = int(self.length[arcs].sum()), int(self.cost[arcs].sum())
+        path = path_from_arcs(g, base["source"], base["target"], self.minimize, length, arcs)
+        return CspResult(length=length, cost=cost, path=path, answered_by=how,
+                         stats=dict(zip(STATS, stats.tolist())), **base)

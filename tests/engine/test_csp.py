@@ -1,0 +1,169 @@
+"""Cost-budgeted paths on the CPU (engine.csp): exact against brute force on small
+graphs, the bounds never change an answer (with and without them, and the Pareto set),
+the edge cases, and the command line."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from engine.csp import CspQuery, NoPathWithinBudget
+from engine.generate import generate_road_network
+from engine.graph import RoadGraph
+from engine.paths import Unreachable
+
+
+def small_graph(seed: int, n: int = 9, m: int = 26, zero: float = 0.15) -> RoadGraph:
+    rng = np.random.default_rng(seed)
+    tail, head = rng.integers(0, n, m), rng.integers(0, n, m)
+    length = rng.integers(0, 12, m) * (rng.random(m) > zero)
+    cost = rng.integers(0, 12, m) * (rng.random(m) > zero)
+    return RoadGraph.from_arcs(n, tail, head, {"distance": length, "travel_time": cost})
+
+
+def brute_force(g: RoadGraph, s: int, t: int):
+    """Every simple s->t path as (length, cost)."""
+    L, C = g.metrics["distance"], g.metrics["travel_time"]
+    out, stack = [], [(s, 0, 0, {s})]
+    while stack:
+        v, l, c, seen = stack.pop()
+        if v == t:
+            out.append((l, c))
+            continue
+        for a in range(g.first_out[v], g.first_out[v + 1]):
+            w = int(g.head[a])
+            if w not in seen:
+                stack.append((w, l + int(L[a]), c + int(C[a]), seen | {w}))
+    return out
+
+
+def pareto_of(points):
+    best, front = None, []
+    for l, c in sorted(set(points)):
+        if best is None or c < best:
+            front.append((l, c))
+            best = c
+    return front
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_small_graphs_equal_brute_force(seed):
+    g = small_graph(seed)
+    q, plain = CspQuery(g), CspQuery(g, bounds=False)
+    rng = np.random.default_rng(seed)
+    for s, t in rng.integers(0, g.num_nodes, (6, 2)):
+        s, t = int(s), int(t)
+        paths = brute_force(g, s, t) if s != t else [(0, 0)]
+        if not paths:
+            with pytest.raises(Unreachable):
+                q.solve(s, t, 10**6)
+            continue
+        least = min(c for _, c in paths)
+        for budget in {least - 1, least, least + 3, max(c for _, c in paths)}:
+            feasible = [l for l, c in paths if c <= budget]
+            if not feasible:
+                with pytest.raises(NoPathWithinBudget) as e:
+                    q.solve(s, t, budget)
+                assert e.value.least_cost == least
+                continue
+            for query in (q, plain):
+                r = query.solve(s, t, budget)
+                assert r.length == min(feasible) and r.cost <= budget
+                assert r.length == int(g.metrics["distance"][r.path.arcs].sum())
+                assert r.path.nodes[0] == s and r.path.nodes[-1] == t
+                assert np.array_equal(g.head[r.path.arcs[:-1]], g.tail[r.path.arcs[1:]])
+            front = pareto_of([(l, c) for l, c in paths if c <= budget])
+            p = q.solve(s, t, budget, pareto=True)
+            assert [(x.length, x.cost) for x in p.pareto] == front
+            for x in p.pareto:
+                assert x.length == int(g.metrics["distance"][x.arcs].sum())
+                assert x.cost == int(g.metrics["travel_time"][x.arcs].sum())
+
+
+@pytest.fixture(scope="module")
+def gen():
+    g = generate_road_network(6_000, seed=4)
+    return g, CspQuery(g), CspQuery(g, bounds=False)
+
+
+def test_bounds_never_change_the_answer(gen):
+    g, q, plain = gen
+    rng = np.random.default_rng(2)
+    labelled = 0
+    for s, t in rng.integers(0, g.num_nodes, (30, 2)):
+        try:
+            top = q.solve(int(s), int(t), 10**12)
+        except Unreachable:
+            continue
+        budget = (top.least_cost + top.shortest_cost) // 2
+        a, b = q.solve(int(s), int(t), budget), plain.solve(int(s), int(t), budget)
+        assert a.length == b.length and a.cost <= budget and b.cost <= budget
+        assert a.least_cost <= budget <= top.shortest_cost
+        labelled += a.answered_by == "labeling"
+        assert a.stats["created"] <= b.stats["created"]
+        pa, pb = q.solve(int(s), int(t), budget, pareto=True), plain.solve(int(s), int(t), budget, pareto=True)
+        assert [(x.length, x.cost) for x in pa.pareto] == [(x.length, x.cost) for x in pb.pareto]
+        assert pa.pareto[0].length == a.length
+    assert labelled >= 5
+
+
+def test_edge_cases(gen):
+    g, q, _ = gen
+    r = q.solve(10, 10, 0)
+    assert (r.length, r.cost, r.path.num_arcs) == (0, 0, 0)
+    top = q.solve(10, 5000, 10**12)
+    assert top.answered_by == "bounds" and top.length == top.shortest_length
+    assert q.solve(10, 5000, top.shortest_cost).length == top.shortest_length
+    with pytest.raises(NoPathWithinBudget, match=f"least cost is {top.least_cost:,}"):
+        q.solve(10, 5000, top.least_cost - 1)
+    cheapest = q.solve(10, 5000, top.least_cost)
+    assert cheapest.cost == top.least_cost
+    with pytest.raises(IndexError):
+        q.solve(10, g.num_nodes, 100)
+    with pytest.raises(ValueError, match="no metric"):
+        CspQuery(g, budget_metric="fuel")
+
+
+def test_label_memory_limit_is_an_error_not_an_answer(gen):
+    from engine.csp import LabelMemoryExceeded
+    g, _, _ = gen
+    tiny = CspQuery(g, bounds=False, max_labels=50)
+    rng = np.random.default_rng(5)
+    for s, t in rng.integers(0, g.num_nodes, (20, 2)):
+        try:
+            top = CspQuery(g).solve(int(s), int(t), 10**12)
+        except Unreachable:
+            continue
+        if top.shortest_cost > top.least_cost and top.shortest_length > 0:
+            with pytest.raises(LabelMemoryExceeded, match="more than 50 labels"):
+                tiny.solve(int(s), int(t), (top.least_cost + top.shortest_cost) // 2)
+            return
+    pytest.skip("no query needed labeling")
+
+
+def test_cli_csp(tmp_path):
+    g = generate_road_network(2_000, seed=7)
+    from engine.io.cache import save_cache
+    path = tmp_path / "g.rlg"
+    save_cache(g, path)
+    q = CspQuery(g)
+    top = q.solve(3, 1500, 10**12)
+    budget = (top.least_cost + top.shortest_cost) // 2
+    ids = g.node_id
+    args = ["csp", str(path), "--from", str(ids[3]), "--to", str(ids[1500])]
+    r = json.loads(cli(*args, "--budget", str(budget), "--pareto", "--json").stdout)
+    expected = q.solve(3, 1500, budget)
+    assert r["length"] == expected.length and r["cost"] <= budget and r["pareto"][0][0] == expected.length
+    text = cli(*args, "--budget", str(budget)).stdout
+    assert f"distance {expected.length:,} within travel_time budget {budget:,}" in text
+    assert "labels: created" in text and "bounds:" in text
+    low = cli(*args, "--budget", str(top.least_cost - 1))
+    assert low.returncode == 1 and f"least cost is {top.least_cost:,}" in low.stderr
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-c", "import sys; from app.cli import main; "
+                           "sys.exit(main(sys.argv[1:]))", *args], capture_output=True, text=True)

@@ -25,6 +25,8 @@ import numpy as np
 
 INF = np.iinfo(np.int64).max
 STATS = ("created", "settled", "pruned_cost_bound", "pruned_length_bound", "pruned_dominated")
+HISTORY = ("settled", "frontier") + STATS[2:] + ("created",)   # one row per HISTORY_EVERY settled
+HISTORY_EVERY = 64
 
 
 @numba.njit(cache=True, inline="always")
@@ -73,11 +75,13 @@ def _grow(a, n):
 
 @numba.njit(cache=True)
 def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb_c,
-                 incumbent, pareto, max_labels, stats):
+                 incumbent, pareto, max_labels, stats, history):
     """Labels (node, l, c, parent, arc, priority) and the target labels found: the
     best one (or every Pareto point in ``pareto`` mode) as indices into the labels.
     ``incumbent``: a length already achieved within the budget (INF: none); returns
-    (labels..., found, count, overflow) where overflow says ``max_labels`` was hit."""
+    (labels..., found, rows, overflow) where overflow says ``max_labels`` was hit and
+    ``history`` got ``rows`` rows (HISTORY; the search's course, every HISTORY_EVERY
+    settled labels, while rows remain)."""
     n = lb_l.size
     cap = 1024
     node = np.empty(cap, np.int64)
@@ -96,6 +100,7 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
     count, size = 1, _push(heap, 0, pk, lab_c, 0)
     stats[0] += 1
     overflow = False
+    rows = 0
     while size > 0:
         x, size = _pop(heap, size, pk, lab_c)
         v, lx, cx = node[x], lab_l[x], lab_c[x]
@@ -106,6 +111,11 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
             continue
         settled_cost[v] = cx
         stats[1] += 1
+        if stats[1] % HISTORY_EVERY == 1 and rows < history.shape[0]:
+            history[rows, 0], history[rows, 1] = stats[1], size
+            history[rows, 2], history[rows, 3] = stats[2], stats[3]
+            history[rows, 4], history[rows, 5] = stats[4], stats[0]
+            rows += 1
         if v == target:
             if nfound == found.size:
                 found = _grow(found, nfound + 1)
@@ -143,7 +153,7 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
             count += 1
             stats[0] += 1
     return node[:count], lab_l[:count], lab_c[:count], parent[:count], arc[:count], \
-        found[:nfound], overflow
+        found[:nfound], rows, overflow
 
 
 def label_arcs(parent: np.ndarray, arc: np.ndarray, x: int) -> np.ndarray:

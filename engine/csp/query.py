@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.csp.bounds import INF, Bounds, ReverseGraph, compute_bounds, tree_path
-from engine.csp.label_search import STATS, label_arcs, label_search
+from engine.csp.label_search import HISTORY, STATS, label_arcs, label_search
 from engine.paths import Path, Unreachable, check_node, path_from_arcs, unreachable
 
 MAX_LABELS = 50_000_000        # about 2 GB of labels: beyond it a query fails clearly
+HISTORY_ROWS = 4096
 
 
 class NoPathWithinBudget(Unreachable):
@@ -56,6 +57,7 @@ class CspResult:
     ms: dict = field(default_factory=dict)        # bounds, labeling, total
     pareto: list[ParetoPoint] | None = None
     references: dict = field(default_factory=dict)   # "shortest", "least_cost": arc arrays
+    history: np.ndarray | None = None   # int64 [k, len(HISTORY)]: the labeling's course
 
 
 class CspQuery:
@@ -115,12 +117,14 @@ class CspQuery:
         incumbent = INF
         if self.use_bounds and not pareto:
             incumbent = int(self.length[refs["least_cost"]].sum())
-        _, _, lab_c, parent, arc, found, overflow = label_search(
+        history = np.zeros((HISTORY_ROWS, len(HISTORY)), np.int64)
+        _, _, lab_c, parent, arc, found, rows, overflow = label_search(
             self.graph.first_out, self.graph.head, self.length, self.cost, s, t, budget,
-            lb_l, lb_c, incumbent, pareto, self.max_labels, stats)
+            lb_l, lb_c, incumbent, pareto, self.max_labels, stats, history)
         if overflow:
             raise LabelMemoryExceeded(f"the search needed more than {self.max_labels:,} labels; "
                                       f"no answer is given (raise the limit or the budget)")
+        base = dict(base, history=history[:rows])
         if found.size == 0:
             if incumbent == INF:      # bounds said a path exists within the budget
                 raise RuntimeError("label-setting found no path that the bounds promised")

@@ -50,7 +50,7 @@ SHUTDOWN_WAIT_MS = 1200     # closing the window waits this long for the running
 QUEUE = "queue"     # interactive: one in flight, only the newest of the others waits
 CANCEL = "cancel"   # long: the running job is cancelled and its answers dropped
 EVERY = "every"     # every job runs and answers (saves)
-POLICY = {"route": QUEUE, "tree": QUEUE, "customize": QUEUE, "save_cache": EVERY,
+POLICY = {"route": QUEUE, "tree": QUEUE, "customize": QUEUE, "csp": QUEUE, "save_cache": EVERY,
           "save_hierarchy": EVERY}
 LANE = {"open_hierarchy": "contract"}   # opening a hierarchy supersedes a contraction
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-MODES = ("route", "tree", "inspect", "cells")
+MODES = ("route", "tree", "inspect", "cells", "csp")
 
 
 @dataclass(frozen=True)

@@ -148,15 +148,16 @@ class RouteController(Controller):
         self._update_fields()
 
     def endpoints_changed(self, which: str, live: bool = False) -> None:
-        """``which`` "metric" (a new metric or decoder): the route now stays as a ghost."""
-        if self.session.mode != "tree":
+        """``which`` "metric" (a new metric or decoder): the route now stays as a ghost.
+        Modes that answer the endpoints their own way (tree, csp) get no route."""
+        if self.session.mode not in ("tree", "csp"):
             self.request(live, before=self.session.route if which == "metric" else None)
 
     def mode_changed(self, old: str, new: str) -> None:
-        if "tree" in (old, new):
+        if {"tree", "csp"} & {old, new}:
             self.engine.drop("route")
             self.show(None, "")
-        if old == "tree":
+        if old in ("tree", "csp") and new not in ("tree", "csp"):
             self.request()
 
     def cleared(self) -> None:

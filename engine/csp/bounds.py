@@ -15,6 +15,7 @@ what the query needs, not a whole one-to-all search each.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numba
@@ -51,6 +52,7 @@ class ReverseGraph:
 
 
 MAX_BUCKETS = 1 << 22        # Dial's buckets: weights up to this; a heap above it
+_POOL = ThreadPoolExecutor(2, thread_name_prefix="csp-bounds")   # Numba releases the GIL
 
 
 @numba.njit(cache=True, nogil=True)
@@ -81,7 +83,7 @@ def reverse_dial(first_in, in_tail, in_arc, w, target, source, radius, dist, nex
         v = item[e]
         if d > dist[v]:
             continue
-        if d > radius and source_done:
+        if d > radius[0] and source_done:
             stop = d
             break
         if v == source:
@@ -121,7 +123,7 @@ def reverse_dijkstra(first_in, in_tail, in_arc, w, target, source, radius, dist,
         size = heap_pop(key, node, size)
         if d > dist[v]:
             continue
-        if d > radius and source_done:
+        if d > radius[0] and source_done:
             stop = d                     # every node at d or closer is exact
             break
         if v == source:
@@ -140,25 +142,51 @@ def reverse_dijkstra(first_in, in_tail, in_arc, w, target, source, radius, dist,
                 next_arc[u] = -1
 
 
-def search(rev: ReverseGraph, weight: np.ndarray, target: int, source: int, radius: int):
+def search(rev: ReverseGraph, weight: np.ndarray, target: int, source: int, radius) -> tuple:
+    """One reverse search; ``radius`` an int64 [1] array that another thread may
+    lower while it runs."""
     n = rev.first_in.size - 1
     dist, nxt = np.full(n, INF, np.int64), np.full(n, -1, np.int32)
     run = reverse_dial if weight.size and int(weight.max()) < MAX_BUCKETS else reverse_dijkstra
-    run(rev.first_in, rev.tail, rev.arc, weight, int(target), int(source),
-        int(min(radius, INF - 1)), dist, nxt)
+    run(rev.first_in, rev.tail, rev.arc, weight, int(target), int(source), radius, dist, nxt)
     return dist, nxt
+
+
+@numba.njit(cache=True, nogil=True)
+def tree_length(next_arc, head, length, source, target):
+    """The length of the tree path from source to target (INF: none)."""
+    total, v = 0, source
+    while v != target:
+        a = next_arc[v]
+        if a < 0:
+            return INF
+        total += length[a]
+        v = head[a]
+    return total
 
 
 def compute_bounds(graph, rev: ReverseGraph, length: np.ndarray, source: int, target: int,
                    budget: int, full_length: bool = False) -> Bounds:
-    """Cost search to the budget, then length search to the least-cost path's length
-    (the whole way with ``full_length``: Pareto sets have no incumbent)."""
+    """The cost search to the budget and the length search side by side (two
+    threads): the length search stops at the least-cost path's length, which the cost
+    search posts when it ends (never, with ``full_length``: Pareto sets have no
+    incumbent, so it runs to the end)."""
     t0 = time.perf_counter()
-    cost, cost_next = search(rev, rev.cost, target, source, budget)
-    radius = INF
-    if not full_length and cost[source] != INF:
-        radius = int(length[tree_path(graph, cost_next, source, target)].sum())
-    dist, length_next = search(rev, rev.length, target, source, radius)
+    cost_radius = np.array([min(budget, INF - 1)], np.int64)
+    length_radius = np.array([INF - 1], np.int64)
+    out = {}
+
+    def by_cost():
+        out["cost"] = search(rev, rev.cost, target, source, cost_radius)
+        if not full_length:
+            length_radius[0] = tree_length(out["cost"][1], graph.head, length, source, target)
+
+    def by_length():
+        out["length"] = search(rev, rev.length, target, source, length_radius)
+
+    for f in [_POOL.submit(by_cost), _POOL.submit(by_length)]:
+        f.result()
+    (dist, length_next), (cost, cost_next) = out["length"], out["cost"]
     return Bounds(dist, cost, length_next, cost_next, (time.perf_counter() - t0) * 1000)
 
 

@@ -32,6 +32,8 @@ class Bounds:
     cost: np.ndarray         # int64 [n] least cost to the target (INF: none, or past the radius)
     length_next: np.ndarray  # int32 [n] the first arc of a shortest path to the target (-1)
     cost_next: np.ndarray    # int32 [n] the first arc of a least-cost path to the target (-1)
+    cost_along: np.ndarray   # int64 [n] the cost of that shortest path (a completion's cost)
+    length_along: np.ndarray  # int64 [n] the length of that least-cost path
     ms: float = 0.0
 
 
@@ -56,7 +58,8 @@ _POOL = ThreadPoolExecutor(2, thread_name_prefix="csp-bounds")   # Numba release
 
 
 @numba.njit(cache=True, nogil=True)
-def reverse_dial(first_in, in_tail, in_arc, w, target, source, radius, dist, next_arc):
+def reverse_dial(first_in, in_tail, in_arc, w, target, source, radius, dist, next_arc,
+                 head, other, along):
     """``reverse_dijkstra`` with Dial's buckets (integral weights below MAX_BUCKETS):
     a circular array of max weight + 1 bucket lists, so a push and a pop cost O(1)
     (road networks: about 3x a binary heap)."""
@@ -71,7 +74,6 @@ def reverse_dial(first_in, in_tail, in_arc, w, target, source, radius, dist, nex
     bucket[0], nxt[0], item[0] = 0, -1, target
     used, pending, d = 1, 1, 0
     source_done = False
-    stop = INF
     while pending > 0:
         slot = d % width
         e = bucket[slot]
@@ -84,10 +86,11 @@ def reverse_dial(first_in, in_tail, in_arc, w, target, source, radius, dist, nex
         if d > dist[v]:
             continue
         if d > radius[0] and source_done:
-            stop = d
             break
         if v == source:
             source_done = True
+        a = next_arc[v]               # the other metric along the tree (parent settled first)
+        along[v] = 0 if v == target else along[head[a]] + other[a]
         for i in range(first_in[v], first_in[v + 1]):
             u = in_tail[i]
             nd = d + w[i]
@@ -99,35 +102,36 @@ def reverse_dial(first_in, in_tail, in_arc, w, target, source, radius, dist, nex
                 bucket[s] = used
                 used += 1
                 pending += 1
-    if stop < INF:
-        for u in range(n):
-            if dist[u] > stop:           # a tentative value above the last key is not exact
-                dist[u] = INF
-                next_arc[u] = -1
+    for u in range(n):
+        if along[u] < 0:                 # never settled: its value is not exact
+            dist[u] = INF
+            next_arc[u] = -1
 
 
 @numba.njit(cache=True, nogil=True)
-def reverse_dijkstra(first_in, in_tail, in_arc, w, target, source, radius, dist, next_arc):
+def reverse_dijkstra(first_in, in_tail, in_arc, w, target, source, radius, dist, next_arc,
+                     head, other, along):
     """Distances to ``target`` over the reversed graph (``dist`` all INF on entry),
     exact up to the radius and at ``source``, INF beyond; each node's first arc
-    towards the target in ``next_arc``."""
+    towards the target in ``next_arc``, and in ``along`` the sum of ``other`` (the
+    other metric, per forward arc) along that tree path."""
     n = dist.size
     key = np.empty(n + w.size + 1, dtype=np.int64)
     node = np.empty(n + w.size + 1, dtype=np.int64)
     dist[target] = 0
     size = heap_push(key, node, 0, 0, target)
     source_done = False
-    stop = INF
     while size > 0:
         d, v = key[0], node[0]
         size = heap_pop(key, node, size)
         if d > dist[v]:
             continue
         if d > radius[0] and source_done:
-            stop = d                     # every node at d or closer is exact
             break
         if v == source:
             source_done = True
+        a = next_arc[v]               # the other metric along the tree (parent settled first)
+        along[v] = 0 if v == target else along[head[a]] + other[a]
         for i in range(first_in[v], first_in[v + 1]):
             u = in_tail[i]
             nd = d + w[i]
@@ -135,38 +139,26 @@ def reverse_dijkstra(first_in, in_tail, in_arc, w, target, source, radius, dist,
                 dist[u] = nd
                 next_arc[u] = in_arc[i]
                 size = heap_push(key, node, size, nd, u)
-    if stop < INF:
-        for u in range(n):
-            if dist[u] > stop:           # a tentative value above the last key is not exact
-                dist[u] = INF
-                next_arc[u] = -1
+    for u in range(n):
+        if along[u] < 0:                 # never settled: its value is not exact
+            dist[u] = INF
+            next_arc[u] = -1
 
 
-def search(rev: ReverseGraph, weight: np.ndarray, target: int, source: int, radius) -> tuple:
-    """One reverse search; ``radius`` an int64 [1] array that another thread may
-    lower while it runs."""
+def search(rev: ReverseGraph, weight: np.ndarray, other: np.ndarray, head, target: int,
+           source: int, radius) -> tuple:
+    """One reverse search: (dist, next arc, the other metric along the tree);
+    ``radius`` an int64 [1] array that another thread may lower while it runs."""
     n = rev.first_in.size - 1
-    dist, nxt = np.full(n, INF, np.int64), np.full(n, -1, np.int32)
+    dist, nxt, along = np.full(n, INF, np.int64), np.full(n, -1, np.int32), np.full(n, -1, np.int64)
     run = reverse_dial if weight.size and int(weight.max()) < MAX_BUCKETS else reverse_dijkstra
-    run(rev.first_in, rev.tail, rev.arc, weight, int(target), int(source), radius, dist, nxt)
-    return dist, nxt
+    run(rev.first_in, rev.tail, rev.arc, weight, int(target), int(source), radius, dist, nxt,
+        head, other, along)
+    return dist, nxt, along
 
 
-@numba.njit(cache=True, nogil=True)
-def tree_length(next_arc, head, length, source, target):
-    """The length of the tree path from source to target (INF: none)."""
-    total, v = 0, source
-    while v != target:
-        a = next_arc[v]
-        if a < 0:
-            return INF
-        total += length[a]
-        v = head[a]
-    return total
-
-
-def compute_bounds(graph, rev: ReverseGraph, length: np.ndarray, source: int, target: int,
-                   budget: int, full_length: bool = False) -> Bounds:
+def compute_bounds(graph, rev: ReverseGraph, length: np.ndarray, cost: np.ndarray, source: int,
+                   target: int, budget: int, full_length: bool = False) -> Bounds:
     """The cost search to the budget and the length search side by side (two
     threads): the length search stops at the least-cost path's length, which the cost
     search posts when it ends (never, with ``full_length``: Pareto sets have no
@@ -177,17 +169,18 @@ def compute_bounds(graph, rev: ReverseGraph, length: np.ndarray, source: int, ta
     out = {}
 
     def by_cost():
-        out["cost"] = search(rev, rev.cost, target, source, cost_radius)
-        if not full_length:
-            length_radius[0] = tree_length(out["cost"][1], graph.head, length, source, target)
+        out["cost"] = search(rev, rev.cost, length, graph.head, target, source, cost_radius)
+        if not full_length and out["cost"][0][source] != INF:
+            length_radius[0] = out["cost"][2][source]     # the least-cost path's length
 
     def by_length():
-        out["length"] = search(rev, rev.length, target, source, length_radius)
+        out["length"] = search(rev, rev.length, cost, graph.head, target, source, length_radius)
 
     for f in [_POOL.submit(by_cost), _POOL.submit(by_length)]:
         f.result()
-    (dist, length_next), (cost, cost_next) = out["length"], out["cost"]
-    return Bounds(dist, cost, length_next, cost_next, (time.perf_counter() - t0) * 1000)
+    (dist, length_next, cost_along), (lb_cost, cost_next, length_along) = out["length"], out["cost"]
+    return Bounds(dist, lb_cost, length_next, cost_next, cost_along, length_along,
+                  (time.perf_counter() - t0) * 1000)
 
 
 def tree_path(graph, next_arc: np.ndarray, source: int, target: int) -> np.ndarray:

@@ -75,28 +75,28 @@ def _grow(a, n):
 
 @numba.njit(cache=True)
 def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb_c,
-                 incumbent, pareto, max_labels, stats, history):
-    """Labels (node, l, c, parent, arc, priority) and the target labels found: the
-    best one (or every Pareto point in ``pareto`` mode) as indices into the labels.
-    ``incumbent``: a length already achieved within the budget (INF: none); returns
-    (labels..., found, rows, overflow) where overflow says ``max_labels`` was hit and
-    ``history`` got ``rows`` rows (HISTORY; the search's course, every HISTORY_EVERY
-    settled labels, while rows remain)."""
+                 cost_along, length_along, complete, pareto, max_labels, stats, history):
+    """Labels (node, l, c, parent, arc) and the answer: ``found`` label indices and
+    how each ends (``completion``: 0 at the target, 1 + the shortest path from its
+    node, 2 + the least-cost path from its node; -1 none). ``cost_along`` /
+    ``length_along``: the cost of the shortest path and the length of the least-cost
+    path from each node to the target (engine.csp.bounds), used when ``complete``
+    (not in Pareto mode, nor without bounds). Also the rows written to ``history``
+    and whether ``max_labels`` was hit."""
     n = lb_l.size
     cap = 1024
-    node = np.empty(cap, np.int64)
-    lab_l = np.empty(cap, np.int64)
-    lab_c = np.empty(cap, np.int64)
-    parent = np.empty(cap, np.int64)
-    arc = np.empty(cap, np.int64)
-    pk = np.empty(cap, np.int64)
+    node, lab_l, lab_c = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64)
+    parent, arc, pk = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64)
     heap = np.empty(cap, np.int64)
     settled_cost = np.full(n, INF, np.int64)
     found = np.empty(64, np.int64)
-    nfound = 0
+    nfound, completion = 0, -1
     target_cost = budget + 1 if budget >= 0 else INF     # target labels must cost less
     node[0], lab_l[0], lab_c[0], parent[0], arc[0] = source, 0, 0, -1, -1
     pk[0] = lb_l[source]
+    incumbent, best = INF, -1       # a feasible length: label ``best`` + its least-cost path
+    if complete and lb_c[source] < target_cost:
+        incumbent, best = length_along[source], 0
     count, size = 1, _push(heap, 0, pk, lab_c, 0)
     stats[0] += 1
     overflow = False
@@ -116,11 +116,15 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
             history[rows, 2], history[rows, 3] = stats[2], stats[3]
             history[rows, 4], history[rows, 5] = stats[4], stats[0]
             rows += 1
+        if complete and cx + cost_along[v] < target_cost:
+            found[0], nfound, completion = x, 1, 1     # its shortest completion fits: optimal
+            break
         if v == target:
             if nfound == found.size:
                 found = _grow(found, nfound + 1)
             found[nfound] = x
             nfound += 1
+            completion = 0
             target_cost = cx
             if not pareto:
                 break
@@ -128,16 +132,18 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
         for a in range(first_out[v], first_out[v + 1]):
             w = head[a]
             nl, nc = lx + length[a], cx + cost[a]
-            if lb_l[w] == INF:
-                continue                         # the target cannot be reached from w
+            if lb_l[w] == INF or lb_c[w] == INF:
+                stats[2] += 1                    # past the radius or cut off from the target
+                continue
             if nc + lb_c[w] >= target_cost:
                 stats[2] += 1
                 continue
-            if nl + lb_l[w] >= incumbent:
-                stats[3] += 1
-                continue
             if nc >= settled_cost[w]:
                 stats[4] += 1
+                continue
+            better = complete and nl + length_along[w] < incumbent
+            if nl + lb_l[w] >= incumbent and not better:
+                stats[3] += 1
                 continue
             if count == max_labels:
                 overflow = True
@@ -149,11 +155,16 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
                 parent, arc, pk, heap = _grow(parent, k), _grow(arc, k), _grow(pk, k), _grow(heap, k)
             node[count], lab_l[count], lab_c[count] = w, nl, nc
             parent[count], arc[count], pk[count] = x, a, nl + lb_l[w]
-            size = _push(heap, size, pk, lab_c, count)
+            if better:                           # its least-cost completion is a new incumbent
+                incumbent, best = nl + length_along[w], count
+            if pk[count] < incumbent:
+                size = _push(heap, size, pk, lab_c, count)
             count += 1
             stats[0] += 1
+    if nfound == 0 and best >= 0:
+        found[0], nfound, completion = best, 1, 2
     return node[:count], lab_l[:count], lab_c[:count], parent[:count], arc[:count], \
-        found[:nfound], rows, overflow
+        found[:nfound], completion, rows, overflow
 
 
 def label_arcs(parent: np.ndarray, arc: np.ndarray, x: int) -> np.ndarray:

@@ -3,9 +3,10 @@
 A query runs: the two reverse searches from the target (engine.csp.bounds); the
 answers they already settle (unreachable; the least cost over the budget: no path;
 the shortest path within the budget: it is the answer); then label-setting
-(engine.csp.label_search) seeded with the least-cost path's length as incumbent.
-``bounds=False`` runs the same labeling with zero bounds and no incumbent (Vine's
-search, for comparison).
+(engine.csp.label_search) seeded with the least-cost path's length as incumbent,
+which ends as soon as a label's shortest completion fits the budget.
+``bounds=False`` runs the same labeling with zero bounds, no incumbent and no
+completions (Vine's search, for comparison).
 """
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ class CspResult:
     least_cost: int                 # the cheapest path's cost (the budget's floor)
     shortest_length: int            # the shortest path's length ...
     shortest_cost: int              # ... and cost (a budget at or above it changes nothing)
-    answered_by: str                # "bounds", "labeling" or "incumbent"
+    answered_by: str                # "bounds", or "labeling" (and how its path ends)
     stats: dict = field(default_factory=dict)     # STATS counts
     ms: dict = field(default_factory=dict)        # bounds, labeling, total
     pareto: list[ParetoPoint] | None = None
@@ -88,7 +89,8 @@ class CspQuery:
         check_node(g, target)
         budget = int(budget)
         t0 = time.perf_counter()
-        b = compute_bounds(g, self.reverse, self.length, source, target, budget, full_length=pareto)
+        b = compute_bounds(g, self.reverse, self.length, self.cost, source, target, budget,
+                           full_length=pareto or not self.use_bounds)
         if b.length[source] == INF:
             raise unreachable(g, source, target)
         least = int(b.cost[source])
@@ -113,27 +115,34 @@ class CspQuery:
     def _label(self, base: dict, b: Bounds, refs: dict, pareto: bool, stats) -> CspResult:
         s, t, budget = base["source"], base["target"], base["budget"]
         lb_l, lb_c = (b.length, b.cost) if self.use_bounds else \
-            (np.zeros_like(b.length), np.zeros_like(b.cost))
-        incumbent = INF
-        if self.use_bounds and not pareto:
-            incumbent = int(self.length[refs["least_cost"]].sum())
+            (np.zeros_like(b.length), np.zeros_like(b.cost))      # Vine: no bounds at all
         history = np.zeros((HISTORY_ROWS, len(HISTORY)), np.int64)
-        _, _, lab_c, parent, arc, found, rows, overflow = label_search(
+        node, _, lab_c, parent, arc, found, completion, rows, overflow = label_search(
             self.graph.first_out, self.graph.head, self.length, self.cost, s, t, budget,
-            lb_l, lb_c, incumbent, pareto, self.max_labels, stats, history)
+            lb_l, lb_c, b.cost_along, b.length_along, self.use_bounds and not pareto, pareto,
+            self.max_labels, stats, history)
         if overflow:
             raise LabelMemoryExceeded(f"the search needed more than {self.max_labels:,} labels; "
                                       f"no answer is given (raise the limit or the budget)")
+        if found.size == 0:           # the bounds said a path exists within the budget
+            raise RuntimeError("label-setting found no path that the bounds promised")
         base = dict(base, history=history[:rows])
-        if found.size == 0:
-            if incumbent == INF:      # bounds said a path exists within the budget
-                raise RuntimeError("label-setting found no path that the bounds promised")
-            return self._result(base, refs["least_cost"], "incumbent", stats)
-        result = self._result(base, label_arcs(parent, arc, int(found[0])), "labeling", stats)
+        tails = {0: None, 1: b.length_next, 2: b.cost_next}
+        arcs = self._arcs(parent, arc, node, int(found[0]), tails[completion], t)
+        how = {0: "labeling", 1: "labeling (shortest completion)",
+               2: "labeling (least-cost completion)"}[completion]
+        result = self._result(base, arcs, how, stats)
         if pareto:
             result.pareto = [ParetoPoint(int(self.length[a].sum()), int(lab_c[x]), a)
                              for x in found for a in [label_arcs(parent, arc, int(x))]]
         return result
+
+    def _arcs(self, parent, arc, node, x: int, tail_tree, target: int) -> np.ndarray:
+        """Label x's arcs, then the path along ``tail_tree`` from its node to the target."""
+        arcs = label_arcs(parent, arc, x)
+        if tail_tree is None:
+            return arcs
+        return np.concatenate([arcs, tree_path(self.graph, tail_tree, int(node[x]), target)])
 
     def _result(self, base: dict, arcs: np.ndarray, how: str, stats) -> CspResult:
         g = self.graph

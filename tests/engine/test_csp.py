@@ -102,7 +102,7 @@ def test_bounds_never_change_the_answer(gen):
         a, b = q.solve(int(s), int(t), budget), plain.solve(int(s), int(t), budget)
         assert a.length == b.length and a.cost <= budget and b.cost <= budget
         assert a.least_cost <= budget <= top.shortest_cost
-        labelled += a.answered_by == "labeling"
+        labelled += a.answered_by.startswith("labeling")
         assert a.stats["created"] <= b.stats["created"]
         pa, pb = q.solve(int(s), int(t), budget, pareto=True), plain.solve(int(s), int(t), budget, pareto=True)
         assert [(x.length, x.cost) for x in pa.pareto] == [(x.length, x.cost) for x in pb.pareto]

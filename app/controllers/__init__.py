@@ -7,7 +7,7 @@ has a menu and no controller of its own. A new capability is engine modules, an
 ``@register_controller`` class imported below.
 """
 from app.controllers.base import CONTROLLERS, Controller, controller_classes, register_controller
-from app.controllers import graph, route, tree, hierarchy, crp  # noqa: E402,F401  (they register)
+from app.controllers import graph, route, tree, hierarchy, crp, csp  # noqa: E402,F401  (they register)
 from app.controllers.generic import GenericController  # noqa: E402
 
 __all__ = ["CONTROLLERS", "Controller", "GenericController", "controller_classes",

@@ -226,9 +226,9 @@ def test_atomic_save_keeps_the_old_file(tmp_path, graph, part, monkeypatch):
 
 
 # ------------------------------------------------------------------ the capability
-class _Workspace:
-    def __init__(self, graph):
-        self.graph = graph
+def _Workspace(graph):
+    from engine.workspace import Workspace
+    return Workspace(graph)
 
 
 def test_capability(tmp_path, graph):
@@ -236,6 +236,9 @@ def test_capability(tmp_path, graph):
     params = {"levels": "6,9", "mezzanine": "none", "seed": 0, "out": str(tmp_path / "p.rlp")}
     p = cap.PARTITION.run(ws, params, JobContext())
     assert ws.partition is p and p.cell_sizes_log2 == (6, 9) and p.query_level.all()
+    first = ws.overlay()
+    again = cap.PARTITION.run(ws, dict(params, levels="7,9", out=None), JobContext())
+    assert ws.partition is again and ws.overlay() is not first      # a new partition: a new overlay
     r = cap.PARTITION.to_json(ws, params, p)
     assert r["summary"]["boundary_arcs"] == p.boundary_arcs(graph)
     text = cap.PARTITION.to_text(r)

@@ -1,0 +1,246 @@
+"""Charts of a cost-budgeted path query (issue #14), in the "Cost-budgeted paths" dock.
+
+Left, the Pareto chart: every non-dominated (length, cost) point within the budget as
+a dot, the budget as a dashed horizontal line, the answer (the least length within
+the budget) as a diamond, the shortest and the least-cost paths as hollow squares in
+their map colours; a click on a dot picks that point (``picked``), and the map shows
+its path. Right, the labeling's course (``CspResult.history``): the frontier size and
+the labels pruned so far by each rule, against the labels settled.
+
+Values are drawn in display units (km, minutes) and kept raw for the test hooks.
+``metric_text`` says a value in real units for the charts and the side panel alike.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from engine.summary import TIME_UNIT_SECONDS, format_duration
+
+PATH_COLOR = (130, 40, 180)          # the constrained path, on the map and in the chart
+SHORTEST_COLOR = (30, 110, 230)      # the shortest path by length (a thin reference)
+LEAST_COST_COLOR = (0, 150, 150)     # the least-cost path (a thin reference)
+BUDGET_COLOR = (200, 40, 40)
+POINT_COLOR = (150, 120, 190)
+HISTORY_LINES = (("frontier", "frontier Nₜ", (30, 30, 30)),
+                 ("pruned_cost_bound", "pruned: cost bound", (230, 120, 20)),
+                 ("pruned_length_bound", "pruned: length bound", SHORTEST_COLOR),
+                 ("pruned_dominated", "pruned: dominated", (34, 136, 51)))
+HISTORY_COLUMNS = ("settled", "frontier", "pruned_cost_bound", "pruned_length_bound",
+                   "pruned_dominated", "created")      # engine.csp.label_search.HISTORY
+
+
+def metric_text(value: float, unit: str) -> str:
+    """``value`` of a metric in real units: "12 min 05 s" (tenths when not a whole
+    second, so a budget one unit below another reads differently), "3.40 km", "120 units"."""
+    if unit in TIME_UNIT_SECONDS:
+        seconds = value * TIME_UNIT_SECONDS[unit]
+        if abs(seconds - round(seconds)) < 1e-6 or seconds >= 3600:
+            return format_duration(seconds)
+        m, s = divmod(round(seconds, 1), 60)
+        return f"{int(m)} min {s:04.1f} s"
+    if unit == "m":
+        return f"{value / 1000:.2f} km" if abs(value) >= 1000 else f"{value:,.0f} m"
+    return f"{value:,} {unit or 'units'}"
+
+
+def axis_scale(name: str, unit: str) -> tuple[float, str]:
+    """(factor, axis label): a metric's raw values times factor on a chart axis."""
+    if unit in TIME_UNIT_SECONDS:
+        return TIME_UNIT_SECONDS[unit] / 60, f"{name} (min)"
+    if unit == "m":
+        return 1e-3, f"{name} (km)"
+    return 1.0, f"{name} ({unit or 'units'})"
+
+
+def _style(plot: pg.PlotItem, left: str, bottom: str) -> None:
+    plot.setMenuEnabled(False)
+    plot.hideButtons()
+    plot.setMouseEnabled(x=False, y=False)
+    plot.showGrid(x=True, y=True, alpha=0.15)
+    plot.setLabel("left", left)
+    plot.setLabel("bottom", bottom)
+    for name in ("left", "bottom"):
+        plot.getAxis(name).setTextPen("k")
+        plot.getAxis(name).setPen((120, 120, 120))
+        plot.getAxis(name).enableAutoSIPrefix(False)
+
+
+class CspCharts(QWidget):
+    picked = Signal(int)      # a Pareto point (its index in result.pareto) was clicked
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.title_label = QLabel(wordWrap=True)
+        self.title_label.setStyleSheet("color: #333; background: white; font-size: 12px; padding: 3px 6px;")
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.title_label)
+        column.addWidget(self.graphics, 1)
+        self.pareto_legend = pg.LegendItem(colCount=4, labelTextColor="k", frame=False)
+        self.history_legend = pg.LegendItem(colCount=2, labelTextColor="k", frame=False)
+        self.graphics.addItem(self.pareto_legend, row=0, col=0)    # own rows: never over the data
+        self.graphics.addItem(self.history_legend, row=0, col=1)
+        self.pareto_plot = self.graphics.addPlot(row=1, col=0)
+        self.history_plot = self.graphics.addPlot(row=1, col=1)
+        _style(self.history_plot, "labels", "labels settled")
+        self._build_pareto_items()
+        self.history_curves = {}
+        for key, label, color in HISTORY_LINES:
+            self.history_curves[key] = self.history_plot.plot(pen=pg.mkPen(color, width=2))
+            self.history_legend.addItem(self.history_curves[key], label)
+        self._points = np.zeros((0, 2), np.int64)     # raw (length, cost) of the Pareto set
+        self._chosen: tuple[int, int] | None = None
+        self._budget: float | None = None
+        self._picked: int | None = None
+        self.set_metrics("length", "", "cost", "")
+        self.clear("Cost-budgeted path mode (B): click a start and a destination")
+
+    def _build_pareto_items(self) -> None:
+        p = self.pareto_plot
+        self.frontier = pg.PlotDataItem(pen=pg.mkPen((170, 170, 190), width=1))
+        self.scatter = pg.ScatterPlotItem(size=10, pen=pg.mkPen((90, 60, 130), width=1),
+                                          brush=pg.mkBrush(POINT_COLOR), hoverable=True,
+                                          hoverSize=13, tip=None)
+        self.scatter.sigClicked.connect(self._on_clicked)
+        self.chosen_item = pg.ScatterPlotItem(size=17, symbol="d", pen=pg.mkPen("k", width=1),
+                                              brush=pg.mkBrush(PATH_COLOR))
+        self.picked_item = pg.ScatterPlotItem(size=20, symbol="o", brush=None,
+                                              pen=pg.mkPen((20, 20, 20), width=2.5))
+        self.refs = {name: pg.ScatterPlotItem(size=12, symbol="s", brush=None,
+                                              pen=pg.mkPen(color, width=2.5))
+                     for name, color in (("shortest", SHORTEST_COLOR), ("least_cost", LEAST_COST_COLOR))}
+        self.budget_item = pg.InfiniteLine(angle=0, movable=False,
+                                           pen=pg.mkPen(BUDGET_COLOR, width=1.5, style=Qt.DashLine),
+                                           label="", labelOpts={"position": 0.97, "color": BUDGET_COLOR,
+                                                                "anchors": [(1, 1), (1, 1)]})
+        for z, item in enumerate((self.frontier, *self.refs.values(), self.scatter, self.picked_item,
+                                  self.chosen_item)):
+            item.setZValue(z)
+            p.addItem(item)
+        p.addItem(self.budget_item, ignoreBounds=True)
+        self.pareto_legend.addItem(self.scatter, "Pareto point")
+        self.pareto_legend.addItem(self.chosen_item, "answer")
+        self.pareto_legend.addItem(self.refs["shortest"], "shortest path")
+        self.pareto_legend.addItem(self.refs["least_cost"], "least-cost path")
+
+    # ------------------------------------------------------------------ drawing
+    def set_metrics(self, minimize: str, length_unit: str, budget_metric: str, cost_unit: str) -> None:
+        """The metrics on the axes (raw values are scaled to km or minutes)."""
+        self._units = (length_unit, cost_unit)
+        (self._sx, x_label), (self._sy, y_label) = axis_scale(minimize, length_unit), \
+            axis_scale(budget_metric, cost_unit)
+        _style(self.pareto_plot, y_label, x_label)
+
+    def clear(self, title: str = "") -> None:
+        """Nothing charted; ``title`` on top."""
+        self._set_points(np.zeros((0, 2), np.int64), None, {})
+        self._set_budget(None)
+        self._set_history(None, "")
+        self.title_label.setText(title)
+
+    def show_result(self, result, refs: dict[str, tuple[int, int]], title: str) -> None:
+        """A CspResult: its Pareto set (or the answer alone), its budget and its course;
+        ``refs``: "shortest"/"least_cost" -> (length, cost)."""
+        pareto = result.pareto or []
+        points = np.array([(p.length, p.cost) for p in pareto], np.int64).reshape(-1, 2)
+        if not len(points):
+            points = np.array([[result.length, result.cost]], np.int64)
+        self._set_points(points, (result.length, result.cost), refs)
+        self._set_budget(result.budget)
+        self._set_history(result.history)
+        self.title_label.setText(title)
+        self._fit(refs)
+
+    def show_failure(self, budget: int, refs: dict[str, tuple[int, int]], title: str) -> None:
+        """No path within ``budget``: the references and the budget line only."""
+        self._set_points(np.zeros((0, 2), np.int64), None, refs)
+        self._set_budget(budget)
+        self._set_history(None, "no path within the budget")
+        self.title_label.setText(title)
+        self._fit(refs)
+
+    def _set_points(self, points: np.ndarray, chosen, refs: dict) -> None:
+        self._points, self._chosen, self._picked = points, chosen, None
+        x, y = points[:, 0] * self._sx, points[:, 1] * self._sy
+        order = np.argsort(x, kind="stable")
+        self.frontier.setData(x[order], y[order])
+        self.scatter.setData(x=x, y=y, data=np.arange(len(points)))
+        self.picked_item.setData([], [])
+        if chosen is None:
+            self.chosen_item.setData([], [])
+        else:
+            self.chosen_item.setData([chosen[0] * self._sx], [chosen[1] * self._sy])
+        for name, item in self.refs.items():
+            if name in refs:
+                item.setData([refs[name][0] * self._sx], [refs[name][1] * self._sy])
+            else:
+                item.setData([], [])
+
+    def _set_budget(self, budget: float | None) -> None:
+        self._budget = budget
+        self.budget_item.setVisible(budget is not None)
+        if budget is not None:
+            self.budget_item.setPos(budget * self._sy)
+            text = f"budget {metric_text(budget, self._units[1])}"
+            self.budget_item.label.setFormat(text.replace("{", "{{").replace("}", "}}"))
+
+    def _fit(self, refs: dict) -> None:
+        pts = [*self._points.tolist(), *refs.values()]
+        if self._budget is not None:
+            pts.append((pts[0][0] if pts else 0, self._budget))
+        if not pts:
+            return
+        xy = np.asarray(pts, float) * (self._sx, self._sy)
+        lo, hi = xy.min(axis=0), xy.max(axis=0)
+        pad = np.maximum((hi - lo) * 0.08, np.maximum(np.abs(hi) * 0.02, 1e-6))
+        self.pareto_plot.setXRange(lo[0] - pad[0], hi[0] + pad[0], padding=0)
+        self.pareto_plot.setYRange(lo[1] - pad[1], hi[1] + pad[1], padding=0)
+
+    def _set_history(self, history, note: str = "no labeling: the bounds answered") -> None:
+        rows = np.zeros((0, len(HISTORY_COLUMNS))) if history is None else np.asarray(history, float)
+        settled = rows[:, 0]
+        for key, curve in self.history_curves.items():
+            curve.setData(settled, rows[:, HISTORY_COLUMNS.index(key)])
+        if len(rows):
+            self.history_plot.enableAutoRange()
+        self.history_plot.setTitle(None if len(rows) else note, color="#777", size="9pt")
+
+    # ----------------------------------------------------------------- picking
+    def _on_clicked(self, item, points, ev=None) -> None:
+        if len(points):
+            self.pick(int(points[0].data()))
+
+    def pick(self, i: int) -> None:
+        """What a click on Pareto point ``i`` does: ring it and say so (``picked``)."""
+        length, cost = self._points[i]
+        self._picked = i
+        self.picked_item.setData([length * self._sx], [cost * self._sy])
+        self.picked.emit(i)
+
+    # --------------------------------------------------------------- test hooks
+    def pareto_points(self) -> list[tuple[int, int]]:
+        return [tuple(map(int, p)) for p in self._points]
+
+    def chosen(self) -> tuple[int, int] | None:
+        return self._chosen
+
+    def budget_line(self) -> float | None:
+        return self._budget
+
+    def picked_index(self) -> int | None:
+        return self._picked
+
+    def history_points(self) -> int:
+        x, _ = self.history_curves["frontier"].getData()
+        return 0 if x is None else len(x)
+
+    def point_scene_pos(self, i: int):
+        """Where Pareto point ``i`` is drawn, in the chart's scene (tests click there)."""
+        length, cost = self._points[i]
+        return self.pareto_plot.vb.mapViewToScene(pg.Point(length * self._sx, cost * self._sy))

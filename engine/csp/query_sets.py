@@ -5,7 +5,8 @@ their shortest path: Q1 in [d/8, d/4], Q2 in [d/4, d/2], Q3 >= d/2, where d is t
 graph's diameter by length. We make the shared boundaries half-open (Q1 [d/8, d/4),
 Q2 [d/4, d/2), Q3 [d/2, inf)) so that every pair has one set. The budget is drawn
 uniformly between the least cost of any src->dst path and the cost of the
-shortest-length path. The oracle is SciPy's Dijkstra (engine.reference).
+shortest-length path (the least cost among shortest-length paths, where several tie).
+The oracle is SciPy's Dijkstra (engine.reference).
 
 d is an estimate, a lower bound of the true diameter: the largest eccentricity of a
 few random sources, then of the farthest node found (one more sweep).
@@ -17,6 +18,7 @@ import dataclasses
 import numpy as np
 from scipy.sparse import csgraph
 
+from engine.csp.reference import least_cost, reference_csp
 from engine.graph import RoadGraph
 from engine.reference import scipy_matrix
 
@@ -82,18 +84,16 @@ def estimate_diameter(graph: RoadGraph, length_metric: str, rng, samples: int = 
     return int(max(dist.max(), _distances(matrix, [far]).max()))
 
 
-def _shortest_path_cost(graph: RoadGraph, length, cost, pred_row, src: int, dst: int) -> int:
-    """Cost along the Dijkstra-by-length path: per hop, the cheapest of the parallel
-    arcs of least length (the one SciPy's matrix kept)."""
-    total, v = 0, dst
-    while v != src:
-        u = int(pred_row[v])
-        arcs = np.arange(graph.first_out[u], graph.first_out[u + 1])
-        arcs = arcs[graph.head[arcs] == v]
-        arcs = arcs[length[arcs] == length[arcs].min()]
-        total += int(cost[arcs].min())
-        v = u
-    return total
+def _shortest_path_cost(graph: RoadGraph, length, cost, from_src, src: int, dst: int) -> int:
+    """The least cost of a shortest-length src->dst path (ties are common on road
+    graphs, and the least one is what an unbounded budget answers): a Dijkstra by cost
+    over the arcs of the shortest-path DAG of src, where every src->dst path has the
+    least length. ``from_src`` holds the length distances from src (-1 unreachable)."""
+    tail, head = graph.tail, graph.head
+    tight = (from_src[tail] >= 0) & (from_src[tail] + length == from_src[head])
+    arcs = np.flatnonzero(tight)
+    first_out = np.searchsorted(tail[arcs], np.arange(graph.num_nodes + 1))
+    return least_cost(first_out, head[arcs], cost[arcs], src, dst)
 
 
 def _draw_pairs(graph: RoadGraph, length_metric: str, diameter: int, rng, per_set: int,
@@ -121,21 +121,19 @@ def _draw_pairs(graph: RoadGraph, length_metric: str, diameter: int, rng, per_se
 
 def _costs_of_pairs(graph: RoadGraph, length_metric: str, cost_metric: str,
                     pairs: list[tuple]) -> dict[tuple, tuple[int, int]]:
-    """(least cost, cost of the shortest-length path) of every (src, dst, _) pair."""
-    length, cost = graph.metric(length_metric), graph.metric(cost_metric)
+    """(least cost, least cost of a shortest-length path) of every (src, dst, _) pair."""
+    length = graph.metric(length_metric).astype(np.int64)
+    cost = graph.metric(cost_metric).astype(np.int64)
     by_length, by_cost = scipy_matrix(graph, length_metric), scipy_matrix(graph, cost_metric)
-    sources = sorted({p[0] for p in pairs})
     out = {}
-    for k in range(0, len(sources), _BATCH):
-        batch = sources[k:k + _BATCH]
-        _, pred = csgraph.dijkstra(by_length, directed=True, indices=batch,
-                                   return_predecessors=True)
-        least = _distances(by_cost, batch)
-        for row, src in enumerate(batch):
-            for p in pairs:
-                if p[0] == src:
-                    out[p] = (int(least[row, p[1]]),
-                              _shortest_path_cost(graph, length, cost, pred[row], src, p[1]))
+    for k in range(0, len(pairs), _BATCH):
+        batch = pairs[k:k + _BATCH]
+        from_src = _distances(by_length, [p[0] for p in batch])
+        least = _distances(by_cost, [p[0] for p in batch])
+        for row, (src, dst, d) in enumerate(batch):
+            out[(src, dst, d)] = (int(least[row, dst]),
+                                  _shortest_path_cost(graph, length, cost, from_src[row],
+                                                      src, dst))
     return out
 
 
@@ -170,6 +168,7 @@ def build_query_sets(graph: RoadGraph, length_metric: str | None = None,
         "seed": seed, "diameter": diameter,
         "diameter_note": "estimate (lower bound): largest eccentricity of 8 random sources "
                          "and of the farthest node they reach",
+        "shortest_path_cost_note": "least cost among the shortest-length paths",
         "ranges": {"Q1": [diameter / 8, diameter / 4], "Q2": [diameter / 4, diameter / 2],
                    "Q3": [diameter / 2, None]},
         "sets": sets,
@@ -182,3 +181,20 @@ def internal_queries(graph: RoadGraph, query_sets: dict, name: str) -> list[tupl
     src = graph.index_of([q["source"] for q in queries]).tolist()
     dst = graph.index_of([q["target"] for q in queries]).tolist()
     return [(s, t, q["budget"]) for s, t, q in zip(src, dst, queries)]
+
+
+def add_reference_answers(graph: RoadGraph, query_sets: dict, progress=None) -> dict:
+    """Add to every query its answer by engine.csp.reference ("reference": {"length",
+    "cost"}), so that slow reference runs (NY: seconds to minutes per query in pure
+    Python) are paid once, when the file is written. Returns ``query_sets``."""
+    graph = with_cost_metric(graph, query_sets["cost_metric"], query_sets["length_metric"])
+    length = graph.metric(query_sets["length_metric"])
+    cost = graph.metric(query_sets["cost_metric"])
+    for name in SETS:
+        for q, (s, t, budget) in zip(query_sets["sets"][name],
+                                     internal_queries(graph, query_sets, name)):
+            found = reference_csp(graph.first_out, graph.head, length, cost, s, t, budget)
+            q["reference"] = None if found is None else {"length": found[0], "cost": found[1]}
+            if progress is not None:
+                progress(name, q)
+    return query_sets

@@ -89,24 +89,26 @@ def _label_setting(first_out, head, length, cost, source: int, target: int,
     fronts[source] = _Front()
     start = _insert(labels, fronts[source], source, 0, 0, -1, -1)
     heap = [(0, 0, start)]
+    alive, node, heappop, heappush = labels.alive, labels.node, heapq.heappop, heapq.heappush
+    limit = float("inf") if max_cost is None else max_cost
     while heap:
-        l, c, i = heapq.heappop(heap)
-        if not labels.alive[i]:
+        l, c, i = heappop(heap)
+        if not alive[i]:
             continue
-        v = labels.node[i]
+        v = node[i]
         if v == target and stop_at_target:
             return labels, [i]
         for a in range(first_out[v], first_out[v + 1]):
             nc = c + cost[a]
-            if max_cost is not None and nc > max_cost:
+            if nc > limit:
                 continue
             w = head[a]
-            nl = l + length[a]
-            if fronts[w] is None:
-                fronts[w] = _Front()
-            new = _insert(labels, fronts[w], w, nl, nc, i, a)
+            front = fronts[w]
+            if front is None:
+                front = fronts[w] = _Front()
+            new = _insert(labels, front, w, l + length[a], nc, i, a)
             if new is not None:
-                heapq.heappush(heap, (nl, nc, new))
+                heappush(heap, (l + length[a], nc, new))
     return labels, ([] if stop_at_target or fronts[target] is None else fronts[target].ids)
 
 

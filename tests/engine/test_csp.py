@@ -167,3 +167,40 @@ def test_cli_csp(tmp_path):
 def cli(*args):
     return subprocess.run([sys.executable, "-c", "import sys; from app.cli import main; "
                            "sys.exit(main(sys.argv[1:]))", *args], capture_output=True, text=True)
+
+
+# ------------------------------------------------------- Vine's query sets, exact
+def _check_sets(g, minimize, budget_metric, sets, per_set=None):
+    from engine.csp.query_sets import internal_queries
+    from engine.csp.reference import path_totals, reference_csp
+    q = CspQuery(g, minimize, budget_metric)
+    L, C = (np.asarray(g.metrics[m], np.int64) for m in (minimize, budget_metric))
+    checked = 0
+    for name in ("Q1", "Q2", "Q3"):
+        for s, t, budget in internal_queries(g, sets, name)[:per_set]:
+            expected = reference_csp(g.first_out, g.head, L, C, s, t, budget)
+            r = q.solve(s, t, budget)
+            assert expected is not None and r.length == expected[0], (name, s, t, budget)
+            assert r.cost <= budget
+            assert path_totals(g.first_out, g.head, L, C, s, t, r.path.arcs) == (r.length, r.cost)
+            checked += 1
+    return checked
+
+
+def test_rome99_query_sets_equal_the_reference():
+    """Every query of Q1-Q3 on Rome99 (its one metric as length, a synthetic travel
+    time as cost: engine.csp.query_sets.synthetic_cost)."""
+    from engine.csp.query_sets import build_query_sets, with_cost_metric
+    from engine.io import load
+    from tests.conftest import ROME, need
+    g = load([need(ROME)])
+    length = g.metric_names[0]
+    sets = build_query_sets(g, length, "synthetic", seed=0)
+    assert _check_sets(with_cost_metric(g, "synthetic", length), length, "synthetic", sets) == 60
+
+
+def test_generated_query_sets_equal_the_reference():
+    from engine.csp.query_sets import build_query_sets
+    g = generate_road_network(8_000, seed=9)
+    sets = build_query_sets(g, "distance", "travel_time", seed=1, per_set=4)
+    assert _check_sets(g, "distance", "travel_time", sets) == 12

@@ -16,6 +16,8 @@ import pyqtgraph as pg
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from app.widgets import style_plot
+
 HISTORY_RUNS = 30
 DECODE = "decode"
 PHASE_COLORS = {DECODE: (204, 187, 68), "mapping": (102, 204, 238), "search": (68, 119, 170),
@@ -30,18 +32,6 @@ def format_ms(ms: float) -> str:
     return f"{ms:.2f}" if ms < 10 else f"{ms:.1f}" if ms < 1000 else f"{ms:,.0f}"
 
 
-def _style(plot: pg.PlotItem, left: str, bottom: str) -> None:
-    plot.setMenuEnabled(False)
-    plot.hideButtons()
-    plot.setMouseEnabled(x=False, y=False)
-    plot.setLabel("left", left)
-    plot.setLabel("bottom", bottom)
-    for name in ("left", "bottom"):
-        plot.getAxis(name).setTextPen("k")
-        plot.getAxis(name).setPen((120, 120, 120))
-        plot.getAxis(name).enableAutoSIPrefix(False)
-
-
 class CustomizationChart(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -54,9 +44,9 @@ class CustomizationChart(QWidget):
         self.graphics.addItem(self.legend, row=0, col=0)     # its own row: never over the bars
         self.levels_plot = self.graphics.addPlot(row=1, col=0)
         self.history_plot = self.graphics.addPlot(row=2, col=0)
-        _style(self.levels_plot, "", "time (ms)")
+        style_plot(self.levels_plot, "", "time (ms)")
         self._metrics = QFontMetrics(self.levels_plot.getAxis("left").style.get("tickFont") or QFont())
-        _style(self.history_plot, "total (ms)", f"customization run (last {HISTORY_RUNS})")
+        style_plot(self.history_plot, "total (ms)", f"customization run (last {HISTORY_RUNS})")
         self.levels_plot.showGrid(x=True, alpha=0.15)
         self.history_plot.showGrid(y=True, alpha=0.15)
         self.levels_plot.invertY(True)                       # decode on top, then L0, L1, ...

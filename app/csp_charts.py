@@ -19,6 +19,8 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from engine.summary import TIME_UNIT_SECONDS, format_duration
 
+from app.widgets import style_plot
+
 PATH_COLOR = (130, 40, 180)          # the constrained path, on the map and in the chart
 SHORTEST_COLOR = (30, 110, 230)      # the shortest path by length (a thin reference)
 LEAST_COST_COLOR = (0, 150, 150)     # the least-cost path (a thin reference)
@@ -55,19 +57,6 @@ def axis_scale(name: str, unit: str) -> tuple[float, str]:
     return 1.0, f"{name} ({unit or 'units'})"
 
 
-def _style(plot: pg.PlotItem, left: str, bottom: str) -> None:
-    plot.setMenuEnabled(False)
-    plot.hideButtons()
-    plot.setMouseEnabled(x=False, y=False)
-    plot.showGrid(x=True, y=True, alpha=0.15)
-    plot.setLabel("left", left)
-    plot.setLabel("bottom", bottom)
-    for name in ("left", "bottom"):
-        plot.getAxis(name).setTextPen("k")
-        plot.getAxis(name).setPen((120, 120, 120))
-        plot.getAxis(name).enableAutoSIPrefix(False)
-
-
 class CspCharts(QWidget):
     picked = Signal(int)      # a Pareto point (its index in result.pareto) was clicked
 
@@ -88,7 +77,7 @@ class CspCharts(QWidget):
         self.graphics.addItem(self.history_legend, row=0, col=1)
         self.pareto_plot = self.graphics.addPlot(row=1, col=0)
         self.history_plot = self.graphics.addPlot(row=1, col=1)
-        _style(self.history_plot, "labels", "labels settled")
+        style_plot(self.history_plot, "labels", "labels settled", grid=(True, True))
         self._build_pareto_items()
         self.history_curves = {}
         for key, label, color in HISTORY_LINES:
@@ -135,7 +124,7 @@ class CspCharts(QWidget):
         self._units = (length_unit, cost_unit)
         (self._sx, x_label), (self._sy, y_label) = axis_scale(minimize, length_unit), \
             axis_scale(budget_metric, cost_unit)
-        _style(self.pareto_plot, y_label, x_label)
+        style_plot(self.pareto_plot, y_label, x_label, grid=(True, True))
 
     def clear(self, title: str = "") -> None:
         """Nothing charted; ``title`` on top."""

@@ -30,16 +30,22 @@ def _label(name: str) -> str:
     return name.replace("_", " ")
 
 
+def _compact_grid(widget: QWidget) -> QGridLayout:
+    """The tables' layout: tight rows, the middle column taking the spare width."""
+    grid = QGridLayout(widget)
+    grid.setContentsMargins(4, 4, 4, 4)
+    grid.setVerticalSpacing(2)
+    grid.setColumnStretch(1, 1)
+    return grid
+
+
 class SpeedTable(QWidget):
     """One row per road class: name, slider and spin box in km/h, kept in sync."""
     changed = Signal(str, int)    # class, km/h
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        grid = QGridLayout(self)
-        grid.setContentsMargins(4, 4, 4, 4)
-        grid.setVerticalSpacing(2)
-        grid.setColumnStretch(1, 1)
+        grid = _compact_grid(self)
         self.sliders: dict[str, QSlider] = {}
         self.spins: dict[str, QSpinBox] = {}
         self.rows: dict[str, tuple[QWidget, ...]] = {}
@@ -118,10 +124,7 @@ class TurnTable(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        grid = QGridLayout(self)
-        grid.setContentsMargins(4, 4, 4, 4)
-        grid.setVerticalSpacing(2)
-        grid.setColumnStretch(1, 1)
+        grid = _compact_grid(self)
         self.spins: dict[str, QDoubleSpinBox] = {}
         self.forbidden: dict[str, QCheckBox] = {}
         for r, t in enumerate(TURN_TYPES):

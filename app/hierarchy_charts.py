@@ -15,6 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 
 from app import map_style as style
+from app.widgets import style_plot
 
 STEPS = ("score", "select", "shortcut", "update", "extract")
 STEP_COLORS = ((68, 119, 170), (102, 204, 238), (34, 136, 51), (204, 187, 68), (238, 102, 119))
@@ -22,20 +23,6 @@ CONTRACTED_COLOR = (170, 51, 119)
 LIVE_COLOR = (120, 120, 120)
 SWEEP_COLORS = {"up": style.UP_COLOR, "core": (120, 120, 120), "down": style.DOWN_COLOR}   # as on the map
 MAX_TICKS = 24
-
-
-def _style(plot: pg.PlotItem, left: str, bottom: str | None = None) -> None:
-    plot.setMenuEnabled(False)
-    plot.hideButtons()
-    plot.setMouseEnabled(x=False, y=False)
-    plot.showGrid(y=True, alpha=0.15)
-    plot.setLabel("left", left)
-    if bottom:
-        plot.setLabel("bottom", bottom)
-    for name in ("left", "bottom"):
-        plot.getAxis(name).setTextPen("k")
-        plot.getAxis(name).setPen((120, 120, 120))
-        plot.getAxis(name).enableAutoSIPrefix(False)
 
 
 class ContractionChart(pg.GraphicsLayoutWidget):
@@ -49,8 +36,8 @@ class ContractionChart(pg.GraphicsLayoutWidget):
         self.times = self.addPlot(row=2, col=0)
         self.sizes = self.addPlot(row=3, col=0)
         self.sizes.setXLink(self.times)
-        _style(self.times, "step time (ms)")
-        _style(self.sizes, "nodes", "iteration (level)")
+        style_plot(self.times, "step time (ms)", grid=(False, True))
+        style_plot(self.sizes, "nodes", "iteration (level)", grid=(False, True))
         self.sizes.setLogMode(y=True)
         self.ci.layout.setRowStretchFactor(2, 3)
         self.ci.layout.setRowStretchFactor(3, 2)
@@ -123,7 +110,8 @@ class PhastChart(pg.GraphicsLayoutWidget):
         self.legend = pg.LegendItem(colCount=3, labelTextColor="k", frame=False)
         self.addItem(self.legend, row=1, col=0)
         self.plot_item = self.addPlot(row=2, col=0)
-        _style(self.plot_item, "time (ms)", "level: upward sweep → core → downward sweep")
+        style_plot(self.plot_item, "time (ms)", "level: upward sweep → core → downward sweep",
+                   grid=(False, True))
         self.bars = {}
         for name, color in SWEEP_COLORS.items():
             label = {"up": "upward", "core": "core (distance matrix)", "down": "downward"}[name]

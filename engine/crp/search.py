@@ -10,7 +10,6 @@ bottom cells holding s or t, and the matrices of the largest cells holding neith
 from __future__ import annotations
 
 import numba as nb
-import numpy as np
 
 from engine.crp.local_search import FORBIDDEN
 

@@ -102,19 +102,16 @@ def reverse_dial(first_in, in_tail, in_arc, w, target, source, radius, dist, nex
                 bucket[s] = used
                 used += 1
                 pending += 1
-    for u in range(n):
-        if along[u] < 0:                 # never settled: its value is not exact
-            dist[u] = INF
-            next_arc[u] = -1
 
 
 @numba.njit(cache=True, nogil=True)
 def reverse_dijkstra(first_in, in_tail, in_arc, w, target, source, radius, dist, next_arc,
                      head, other, along):
-    """Distances to ``target`` over the reversed graph (``dist`` all INF on entry),
-    exact up to the radius and at ``source``, INF beyond; each node's first arc
+    """Distances to ``target`` over the reversed graph (``dist`` all INF, ``along``
+    all -1 on entry), exact up to the radius and at ``source``; each node's first arc
     towards the target in ``next_arc``, and in ``along`` the sum of ``other`` (the
-    other metric, per forward arc) along that tree path."""
+    other metric, per forward arc) along that tree path, set when the node settles
+    (-1: never settled, its dist not exact)."""
     n = dist.size
     key = np.empty(n + w.size + 1, dtype=np.int64)
     node = np.empty(n + w.size + 1, dtype=np.int64)
@@ -139,10 +136,6 @@ def reverse_dijkstra(first_in, in_tail, in_arc, w, target, source, radius, dist,
                 dist[u] = nd
                 next_arc[u] = in_arc[i]
                 size = heap_push(key, node, size, nd, u)
-    for u in range(n):
-        if along[u] < 0:                 # never settled: its value is not exact
-            dist[u] = INF
-            next_arc[u] = -1
 
 
 def search(rev: ReverseGraph, weight: np.ndarray, other: np.ndarray, head, target: int,
@@ -154,6 +147,8 @@ def search(rev: ReverseGraph, weight: np.ndarray, other: np.ndarray, head, targe
     run = reverse_dial if weight.size and int(weight.max()) < MAX_BUCKETS else reverse_dijkstra
     run(rev.first_in, rev.tail, rev.arc, weight, int(target), int(source), radius, dist, nxt,
         head, other, along)
+    unsettled = along < 0            # reached past the radius: not exact, so "prune"
+    dist[unsettled], nxt[unsettled] = INF, -1
     return dist, nxt, along
 
 

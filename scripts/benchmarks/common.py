@@ -22,6 +22,16 @@ def timed(fn, *args, **kwargs):
     return result, time.perf_counter() - t0
 
 
+def wait_until(app, condition, timeout_s: float, what: str, poll_s: float = 0.001) -> None:
+    """Run the Qt event loop until ``condition()``; TimeoutError naming ``what``."""
+    end = time.perf_counter() + timeout_s
+    while not condition():
+        if time.perf_counter() > end:
+            raise TimeoutError(f"the window did not {what} in time")
+        app.processEvents()
+        time.sleep(poll_s)
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:

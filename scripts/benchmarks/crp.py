@@ -63,7 +63,7 @@ def _graphs():
 
 def crp_rows(label: str, g, decoder_name: str) -> list[list[str]]:
     from engine import backend as backends
-    from engine.crp import CrpQuery, Overlay, customize, load_decoder, partition_graph
+    from engine.crp import CrpQuery, Overlay, load_decoder, partition_graph
 
     t0 = time.perf_counter()
     partition = partition_graph(g, seed=0)

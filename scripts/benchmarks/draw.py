@@ -6,19 +6,10 @@ import os
 import statistics
 import time
 
-from benchmarks.common import DATA
+from benchmarks.common import DATA, wait_until
 
 PANS = 10
 SIZE = (1400, 900)
-
-
-def _wait(app, condition, timeout_s: float) -> None:
-    end = time.perf_counter() + timeout_s
-    while not condition():
-        if time.perf_counter() > end:
-            raise TimeoutError("the window did not show the graph in time")
-        app.processEvents()
-        time.sleep(0.005)
 
 
 def _frame(app, window, map_view) -> float:
@@ -51,7 +42,7 @@ def bench_draw() -> tuple[list[str], list[list[str]]]:
     w.graph_shown.connect(shown.append)
     t0 = time.perf_counter()
     w.open_files([ny])
-    _wait(app, lambda: bool(shown), 300)
+    wait_until(app, lambda: bool(shown), 300, "show the graph", poll_s=0.005)
     loaded = time.perf_counter() - t0
     mv = w.map_view
     first = _frame(app, w, mv)

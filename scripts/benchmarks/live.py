@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from benchmarks.common import DATA
+from benchmarks.common import DATA, wait_until
 
 HEADER = ["graph", "what", "figure", "notes"]
 EDITS = 10
@@ -27,12 +27,7 @@ def _graphs():
 
 
 def _wait(app, condition, timeout_s: float) -> None:
-    end = time.perf_counter() + timeout_s
-    while not condition():
-        if time.perf_counter() > end:
-            raise TimeoutError("the window did not answer in time")
-        app.processEvents()
-        time.sleep(0.001)
+    wait_until(app, condition, timeout_s, "answer")
 
 
 def _window_rows(app, label, files, turn, base) -> list[list[str]]:

@@ -29,9 +29,28 @@ POINT_COLOR = (150, 120, 190)
 HISTORY_LINES = (("frontier", "frontier Nₜ", (30, 30, 30)),
                  ("pruned_cost_bound", "pruned: cost bound", (230, 120, 20)),
                  ("pruned_length_bound", "pruned: length bound", SHORTEST_COLOR),
-                 ("pruned_dominated", "pruned: dominated", (34, 136, 51)))
+                 ("pruned_dominated", "pruned: dominated", (34, 136, 51)),
+                 ("k_t", "Kₜ (GPU)", (200, 40, 160)))
 HISTORY_COLUMNS = ("settled", "frontier", "pruned_cost_bound", "pruned_length_bound",
                    "pruned_dominated", "created")      # engine.csp.label_search.HISTORY
+
+
+def history_series(history, columns) -> tuple[str, np.ndarray, dict]:
+    """The labeling's course as (x axis label, x, {line key: y}). The CPU records
+    cumulative counts every 64 settled labels; the GPU one row per iteration
+    (engine.csp.label_gpu.GPU_HISTORY), shown as running totals, with K_t."""
+    columns = tuple(columns or HISTORY_COLUMNS)
+    rows = np.zeros((0, len(columns))) if history is None else np.asarray(history, float)
+    col = {name: rows[:, i] for i, name in enumerate(columns)}
+    if "iteration" not in col:
+        return "labels settled", col["settled"], {k: col[k] for k, _, _ in HISTORY_LINES
+                                                  if k in col}
+    dominated = col["pruned_hash"] + col["pruned_list"] + col["dead"]
+    return "iterations", col["iteration"], {
+        "frontier": col["frontier"], "k_t": col["k_t"],
+        "pruned_cost_bound": np.cumsum(col["pruned_cost_bound"]),
+        "pruned_length_bound": np.cumsum(col["pruned_length_bound"]),
+        "pruned_dominated": np.cumsum(dominated)}
 
 
 def metric_text(value: float, unit: str) -> str:
@@ -142,7 +161,7 @@ class CspCharts(QWidget):
             points = np.array([[result.length, result.cost]], np.int64)
         self._set_points(points, (result.length, result.cost), refs)
         self._set_budget(result.budget)
-        self._set_history(result.history)
+        self._set_history(result.history, columns=result.history_columns)
         self.title_label.setText(title)
         self._fit(refs)
 
@@ -191,14 +210,15 @@ class CspCharts(QWidget):
         self.pareto_plot.setXRange(lo[0] - pad[0], hi[0] + pad[0], padding=0)
         self.pareto_plot.setYRange(lo[1] - pad[1], hi[1] + pad[1], padding=0)
 
-    def _set_history(self, history, note: str = "no labeling: the bounds answered") -> None:
-        rows = np.zeros((0, len(HISTORY_COLUMNS))) if history is None else np.asarray(history, float)
-        settled = rows[:, 0]
+    def _set_history(self, history, note: str = "no labeling: the bounds answered",
+                     columns=None) -> None:
+        x_label, x, lines = history_series(history, columns)
         for key, curve in self.history_curves.items():
-            curve.setData(settled, rows[:, HISTORY_COLUMNS.index(key)])
-        if len(rows):
+            curve.setData(x, lines[key]) if key in lines else curve.setData([], [])
+        self.history_plot.setLabel("bottom", x_label)
+        if len(x):
             self.history_plot.enableAutoRange()
-        self.history_plot.setTitle(None if len(rows) else note, color="#777", size="9pt")
+        self.history_plot.setTitle(None if len(x) else note, color="#777", size="9pt")
 
     # ----------------------------------------------------------------- picking
     def _on_clicked(self, item, points, ev=None) -> None:

@@ -141,7 +141,8 @@ class Workspace:
         key = (minimize, budget_metric, bounds)
         if key not in self._csp:
             from engine.csp import CspQuery
-            query = CspQuery(self.graph, minimize, budget_metric, bounds=bounds)
+            query = CspQuery(self.graph, minimize, budget_metric, bounds=bounds,
+                             backend=self.backend)
             if self.graph.num_arcs:
                 a = 0
                 try:

@@ -26,9 +26,19 @@ def to_json(workspace, params: dict, r) -> dict:
         "shortest_length": r.shortest_length, "shortest_cost": r.shortest_cost,
         "answered_by": r.answered_by, "labels": r.stats,
         "ms": {k: round(v, 3) for k, v in r.ms.items()},
-        "method": "label-setting" + ("" if params.get("no_bounds") else " with bounds"),
+        "method": ("Vine's parallel labeling" if r.backend == "gpu" else "label-setting") +
+                  ("" if params.get("no_bounds") else " with bounds"),
+        "backend": r.backend, "iterations": r.stats.get("iterations"),
+        "k_t": _k_history(r),
         "pareto": None if r.pareto is None else [[p.length, p.cost] for p in r.pareto],
     }
+
+
+def _k_history(r) -> list[int] | None:
+    """K_t per iteration (GPU runs), else None."""
+    if r.history is None or "k_t" not in r.history_columns:
+        return None
+    return r.history[:, r.history_columns.index("k_t")].tolist()
 
 
 def text(r: dict) -> str:
@@ -40,7 +50,12 @@ def text(r: dict) -> str:
              f"  answered by the {r['answered_by']}; labels: " +
              ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in r["labels"].items()),
              f"  time: bounds {r['ms']['bounds']:.2f} ms + labeling {r['ms']['labeling']:.2f} ms "
-             f"= {r['ms']['total']:.2f} ms ({r['method']}, CPU)"]
+             f"= {r['ms']['total']:.2f} ms ({r['method']}, {r['backend'].upper()})"]
+    if r["k_t"]:
+        ks = r["k_t"]
+        changes = [k for i, k in enumerate(ks) if i == 0 or k != ks[i - 1]]
+        shown = " ".join(f"{k:,}" for k in changes[:12]) + (" ..." if len(changes) > 12 else "")
+        lines.append(f"  iterations {r['iterations']:,}; K_t (as it changed): {shown}")
     if r["pareto"] is not None:
         lines.append(f"  Pareto set ({len(r['pareto'])} points, {r['minimize']} / cost): " +
                      "  ".join(f"{a:,}/{b:,}" for a, b in r["pareto"]))
@@ -59,4 +74,4 @@ CSP = register(Capability(
             Param("pareto", bool, False, "also every non-dominated (length, cost) path"),
             Param("no_bounds", bool, False, "search without the reverse-search bounds "
                   "(Vine-style, for comparison)", flag="--no-bounds")),
-    run=run, result_kind="csp", to_json=to_json, to_text=text, needs_backend=False))
+    run=run, result_kind="csp", to_json=to_json, to_text=text))

@@ -7,6 +7,11 @@ the shortest path within the budget: it is the answer); then label-setting
 which ends as soon as a label's shortest completion fits the budget.
 ``bounds=False`` runs the same labeling with zero bounds, no incumbent and no
 completions (Vine's search, for comparison).
+
+On a GPU backend the bounds are two PHAST sweeps on the reversed graph
+(engine.csp.bounds_gpu) and the labeling is Vine's parallel search
+(engine.csp.label_gpu); the answers are the same, the counts differ (a parallel
+iteration expands labels a sequential search would not).
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine import backend as backends
 from engine.csp.bounds import INF, Bounds, ReverseGraph, compute_bounds, tree_path
 from engine.csp.label_search import HISTORY, STATS, label_arcs, label_search
 from engine.paths import Path, Unreachable, check_node, path_from_arcs, unreachable
@@ -58,14 +64,17 @@ class CspResult:
     ms: dict = field(default_factory=dict)        # bounds, labeling, total
     pareto: list[ParetoPoint] | None = None
     references: dict = field(default_factory=dict)   # "shortest", "least_cost": arc arrays
-    history: np.ndarray | None = None   # int64 [k, len(HISTORY)]: the labeling's course
+    history: np.ndarray | None = None   # int64 [k, len(history_columns)]: the labeling's course
+    history_columns: tuple = HISTORY    # engine.csp.label_gpu.GPU_HISTORY on the GPU
+    backend: str = "cpu"
 
 
 class CspQuery:
     label = "label-setting with bounds"
 
     def __init__(self, graph, minimize: str = "distance", budget_metric: str = "travel_time",
-                 bounds: bool = True, max_labels: int = MAX_LABELS) -> None:
+                 bounds: bool = True, max_labels: int = MAX_LABELS, backend=None,
+                 **gpu_options) -> None:
         for name in (minimize, budget_metric):
             if name not in graph.metrics:
                 raise ValueError(f"the graph has no metric {name!r} (it has "
@@ -79,6 +88,13 @@ class CspQuery:
         if not bounds:
             self.label = "label-setting without bounds (Vine-style)"
         self.reverse = ReverseGraph.of(graph, self.length, self.cost)
+        if isinstance(backend, str):
+            backend = backends.select(backend)
+        self.backend = backend or backends.current()
+        self.gpu = None
+        if self.backend.is_gpu:
+            from engine.csp.search_gpu import GpuSearch
+            self.gpu = GpuSearch(self, **gpu_options)
 
     def solve(self, source: int, target: int, budget: int, pareto: bool = False) -> CspResult:
         """The least-length path from ``source`` to ``target`` costing at most
@@ -88,6 +104,8 @@ class CspQuery:
         check_node(g, source)
         check_node(g, target)
         budget = int(budget)
+        if self.gpu is not None:
+            return self.gpu.solve(source, target, budget, pareto)
         t0 = time.perf_counter()
         b = compute_bounds(g, self.reverse, self.length, self.cost, source, target, budget,
                            full_length=pareto or not self.use_bounds)
@@ -95,14 +113,11 @@ class CspQuery:
             raise unreachable(g, source, target)
         least = int(b.cost[source])
         if least > budget:
-            raise NoPathWithinBudget(f"no path within budget {budget:,}: the least cost is "
-                                     f"{least:,} ({self.budget_metric})", least)
+            raise self.over_budget(budget, least)
         refs = {"shortest": tree_path(g, b.length_next, source, target),
                 "least_cost": tree_path(g, b.cost_next, source, target)}
-        shortest_cost = int(self.cost[refs["shortest"]].sum())
-        base = dict(source=source, target=target, budget=budget, least_cost=least,
-                    shortest_length=int(b.length[source]), shortest_cost=shortest_cost,
-                    references=refs)
+        base = self.base(source, target, budget, least, int(b.length[source]), refs)
+        shortest_cost = base["shortest_cost"]
         stats = np.zeros(len(STATS), np.int64)
         if shortest_cost <= budget and not pareto:
             result = self._result(base, refs["shortest"], "bounds", stats)
@@ -122,8 +137,7 @@ class CspQuery:
             lb_l, lb_c, b.cost_along, b.length_along, self.use_bounds and not pareto, pareto,
             self.max_labels, stats, history)
         if overflow:
-            raise LabelMemoryExceeded(f"the search needed more than {self.max_labels:,} labels; "
-                                      f"no answer is given (raise the limit or the budget)")
+            raise self.out_of_labels(self.max_labels)
         if found.size == 0:           # the bounds said a path exists within the budget
             raise RuntimeError("label-setting found no path that the bounds promised")
         base = dict(base, history=history[:rows])
@@ -137,6 +151,22 @@ class CspQuery:
                              for x in found for a in [label_arcs(parent, arc, int(x))]]
         return result
 
+    def base(self, source: int, target: int, budget: int, least: int, shortest_length: int,
+             refs: dict) -> dict:
+        """The fields every answer shares."""
+        return dict(source=source, target=target, budget=budget, least_cost=least,
+                    shortest_length=shortest_length,
+                    shortest_cost=int(self.cost[refs["shortest"]].sum()), references=refs)
+
+    def over_budget(self, budget: int, least: int) -> NoPathWithinBudget:
+        return NoPathWithinBudget(f"no path within budget {budget:,}: the least cost is "
+                                  f"{least:,} ({self.budget_metric})", least)
+
+    @staticmethod
+    def out_of_labels(limit: int) -> LabelMemoryExceeded:
+        return LabelMemoryExceeded(f"the search needed more than {limit:,} labels; no answer "
+                                   f"is given (raise the limit or the budget)")
+
     def _arcs(self, parent, arc, node, x: int, tail_tree, target: int) -> np.ndarray:
         """Label x's arcs, then the path along ``tail_tree`` from its node to the target."""
         arcs = label_arcs(parent, arc, x)
@@ -145,8 +175,11 @@ class CspQuery:
         return np.concatenate([arcs, tree_path(self.graph, tail_tree, int(node[x]), target)])
 
     def _result(self, base: dict, arcs: np.ndarray, how: str, stats) -> CspResult:
+        return self.result(base, arcs, how, dict(zip(STATS, stats.tolist())))
+
+    def result(self, base: dict, arcs: np.ndarray, how: str, stats: dict) -> CspResult:
         g = self.graph
         length, cost = int(self.length[arcs].sum()), int(self.cost[arcs].sum())
         path = path_from_arcs(g, base["source"], base["target"], self.minimize, length, arcs)
-        return CspResult(length=length, cost=cost, path=path, answered_by=how,
-                         stats=dict(zip(STATS, stats.tolist())), **base)
+        return CspResult(length=length, cost=cost, path=path, answered_by=how, stats=stats,
+                         backend=self.backend.name, **base)

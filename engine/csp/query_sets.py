@@ -18,7 +18,7 @@ import dataclasses
 import numpy as np
 from scipy.sparse import csgraph
 
-from engine.csp.reference import least_cost, reference_csp
+from engine.csp.reference import least_cost, reference_csp, reference_csp_compiled
 from engine.graph import RoadGraph
 from engine.reference import scipy_matrix
 
@@ -183,18 +183,24 @@ def internal_queries(graph: RoadGraph, query_sets: dict, name: str) -> list[tupl
     return [(s, t, q["budget"]) for s, t, q in zip(src, dst, queries)]
 
 
-def add_reference_answers(graph: RoadGraph, query_sets: dict, progress=None) -> dict:
-    """Add to every query its answer by engine.csp.reference ("reference": {"length",
-    "cost"}), so that slow reference runs (NY: seconds to minutes per query in pure
-    Python) are paid once, when the file is written. Returns ``query_sets``."""
+def add_reference_answers(graph: RoadGraph, query_sets: dict, progress=None,
+                          names=SETS, compiled: bool = False) -> dict:
+    """Add to every query of the sets ``names`` its answer by engine.csp.reference
+    ("reference": {"length", "cost"}), so that slow reference runs (NY: seconds to
+    minutes per query in pure Python) are paid once, when the file is written;
+    ``compiled`` uses reference_csp_compiled (the same search in Numba). Returns
+    ``query_sets``."""
+    search = reference_csp_compiled if compiled else reference_csp
     graph = with_cost_metric(graph, query_sets["cost_metric"], query_sets["length_metric"])
     length = graph.metric(query_sets["length_metric"])
     cost = graph.metric(query_sets["cost_metric"])
-    for name in SETS:
+    for name in names:
         for q, (s, t, budget) in zip(query_sets["sets"][name],
                                      internal_queries(graph, query_sets, name)):
-            found = reference_csp(graph.first_out, graph.head, length, cost, s, t, budget)
+            found = search(graph.first_out, graph.head, length, cost, s, t, budget)
             q["reference"] = None if found is None else {"length": found[0], "cost": found[1]}
             if progress is not None:
                 progress(name, q)
+    query_sets["reference_note"] = (f"answers by engine.csp.reference ({search.__name__}) "
+                                    f"for {', '.join(names)}")
     return query_sets

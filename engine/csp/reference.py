@@ -177,3 +177,20 @@ def path_totals(first_out, head, length, cost, source: int, target: int,
     if at != int(target):
         raise ValueError(f"the path ends at node {at}, not at the target {target}")
     return total_l, total_c
+
+
+# ------------------------------------------------------------ compiled, for large graphs
+def reference_csp_compiled(first_out, head, length, cost, source: int, target: int,
+                           budget: int) -> tuple[int, int] | None:
+    """``reference_csp``'s (length, cost) in compiled code, for graphs where pure Python
+    takes minutes (NY Q2/Q3). The same plain search written for speed: labels leave a
+    heap in (length, cost) order, so at every vertex they leave with non-decreasing
+    length and a label is dominated exactly when one that left before costs no more
+    (one least cost per vertex stands for the non-dominated list). No bounds."""
+    from engine.csp._reference_numba import plain_label_setting
+    if budget < 0:
+        return None
+    found = plain_label_setting(np.asarray(first_out, np.int64), np.asarray(head, np.int64),
+                                np.asarray(length, np.int64), np.asarray(cost, np.int64),
+                                int(source), int(target), int(budget))
+    return None if found[0] < 0 else (int(found[0]), int(found[1]))

@@ -170,15 +170,16 @@ def cli(*args):
 
 
 # ------------------------------------------------------- Vine's query sets, exact
-def _check_sets(g, minimize, budget_metric, sets, per_set=None):
+def _check_sets(g, minimize, budget_metric, sets, per_set=None, reference=None,
+                names=("Q1", "Q2", "Q3")):
     from engine.csp.query_sets import internal_queries
     from engine.csp.reference import path_totals, reference_csp
     q = CspQuery(g, minimize, budget_metric)
     L, C = (np.asarray(g.metrics[m], np.int64) for m in (minimize, budget_metric))
     checked = 0
-    for name in ("Q1", "Q2", "Q3"):
+    for name in names:
         for s, t, budget in internal_queries(g, sets, name)[:per_set]:
-            expected = reference_csp(g.first_out, g.head, L, C, s, t, budget)
+            expected = (reference or reference_csp)(g.first_out, g.head, L, C, s, t, budget)
             r = q.solve(s, t, budget)
             assert expected is not None and r.length == expected[0], (name, s, t, budget)
             assert r.cost <= budget
@@ -199,8 +200,28 @@ def test_rome99_query_sets_equal_the_reference():
     assert _check_sets(with_cost_metric(g, "synthetic", length), length, "synthetic", sets) == 60
 
 
-def test_generated_query_sets_equal_the_reference():
+def test_generated_50k_query_sets_equal_the_reference():
+    """Every query of Q1-Q3 (20 each) on a generated graph of 50,000 nodes, against the
+    reference's compiled twin (pure Python would take minutes here)."""
     from engine.csp.query_sets import build_query_sets
-    g = generate_road_network(8_000, seed=9)
-    sets = build_query_sets(g, "distance", "travel_time", seed=1, per_set=4)
-    assert _check_sets(g, "distance", "travel_time", sets) == 12
+    from engine.csp.reference import reference_csp_compiled
+    g = generate_road_network(50_000, seed=3)
+    sets = build_query_sets(g, "distance", "travel_time", seed=2)
+    assert _check_sets(g, "distance", "travel_time", sets, reference=reference_csp_compiled) == 60
+
+
+def test_new_york_q1_equals_the_stored_reference(ny):
+    """NY Q1 (Vine's sets, seed 0): the answers the reference's compiled twin gave when
+    tests/data/csp_ny_queries.json was written (scripts/csp_queries.py --reference
+    --compiled --reference-sets Q1)."""
+    from pathlib import Path
+    from engine.csp.query_sets import internal_queries
+    from engine.csp.reference import path_totals
+    stored = json.loads((Path(__file__).parents[1] / "data" / "csp_ny_queries.json").read_text())
+    q = CspQuery(ny, "distance", "travel_time")
+    L, C = (np.asarray(ny.metrics[m], np.int64) for m in ("distance", "travel_time"))
+    for item, (s, t, budget) in zip(stored["sets"]["Q1"], internal_queries(ny, stored, "Q1")):
+        r = q.solve(s, t, budget)
+        assert r.length == item["reference"]["length"] and r.cost <= budget, item
+        assert path_totals(ny.first_out, ny.head, L, C, s, t, r.path.arcs) == (r.length, r.cost)
+    assert len(stored["sets"]["Q1"]) == 20

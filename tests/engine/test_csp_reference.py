@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from engine.csp.query_sets import (SETS, build_query_sets, internal_queries, set_of,
                                    synthetic_cost, with_cost_metric)
-from engine.csp.reference import (least_cost, path_totals, reference_csp,
+from engine.csp.reference import (least_cost, path_totals, reference_csp, reference_csp_compiled,
                                   reference_pareto)
 from engine.generate import generate_road_network
 from engine.reference import shortest_path
@@ -145,6 +145,9 @@ def test_random_small_graphs_against_brute_force(case, budget):
     assert reference_pareto(*g, source, target, max_cost=budget) == brute_pareto(pairs, budget)
     expected_least = min((c for _, c in pairs), default=None)
     assert least_cost(g[0], g[1], g[3], source, target) == expected_least
+    compiled = reference_csp_compiled(*g, source, target, budget)
+    plain = reference_csp(*g, source, target, budget)
+    assert compiled == (None if plain is None else plain[:2])
 
 
 def test_long_pareto_sets_against_brute_force():

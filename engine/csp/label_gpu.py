@@ -1,0 +1,171 @@
+"""Vine's parallel labeling on the GPU (engine/kernels/csp.cu), with the bounds.
+
+One cooperative kernel runs the iterations; between two grid barriers block 0 runs
+the control step. An iteration:
+
+1. **K_t frontier expansion**: every frontier label whose key l + lb_l(v) is at most
+   the threshold is expanded (the threshold is read off a key histogram of the
+   frontier so that about K_t labels pass it); the others stay for later.
+2. **Pruning**, counted apart: the cost bound (c + lb_c(w) > budget), the length bound
+   (l + lb_l(w) >= the incumbent), the block's hash-pruning table in shared memory,
+   then the vertex's non-dominated label list in global memory, updated lazily
+   (labels a new one dominates are marked dead in place and skipped later).
+3. **Completions** (with bounds, not in Pareto mode): a new label whose shortest
+   completion fits the budget lowers the incumbent and is not expanded; its
+   least-cost completion lowers the incumbent too.
+4. **Frontier assembly** by warp prefix sums into the other frontier buffer.
+5. **Adaptive K_t**: Vine's bound (engine/csp/parallelism.py) with the growth and
+   pruning ratios forecast by an AR(6) model.
+
+Labels, lists and frontiers live on the device; running out of them stops the run
+with a clear error (LabelMemoryExceeded), never a guess. The stored label that
+realises the final incumbent is found by ``csp_witness``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+CTL = ("status", "near", "cur", "count", "incumbent", "threshold", "k_t", "iterations",
+       "next_near", "far", "fcur", "mode", "fbase", "fwidth", "pool", "witness", "src_lb_l",
+       "src_lb_c", "src_cost_along", "src_length_along", "far_max", "next_far", "splits")
+AT = {name: i for i, name in enumerate(CTL)}
+IT, TOTAL, CTL_SIZE = 24, 40, 56
+GPU_STATS = ("expanded", "created", "pruned_cost_bound", "pruned_length_bound", "pruned_hash",
+             "pruned_list", "dead", "dropped")
+STATUS = ("running", "done", "out of labels", "out of list memory", "unreachable",
+          "over budget", "answered by the bounds", "iteration limit")
+RUNNING, DONE, OUT_OF_LABELS, OUT_OF_LISTS = 0, 1, 2, 3
+UNREACHABLE, OVER_BUDGET, BY_BOUNDS = 4, 5, 6
+COMPLETE, PARETO, ADAPTIVE = 1, 2, 4
+GPU_HISTORY = ("iteration", "frontier", "k_t", "expanded", "created", "pruned_cost_bound",
+               "pruned_length_bound", "pruned_hash", "pruned_list", "dead")
+INF = np.iinfo(np.int64).max
+NBINS, AR_RING = 4096, 64
+BYTES_PER_LABEL = 32 + 16 + 5     # the label, its four frontier slots, its list slot (+ chunks)
+K_MIN, K_MAX = 64, 1 << 16
+HISTORY_ROWS = 1 << 16
+ITERATIONS_PER_LAUNCH = 1 << 20
+
+
+@dataclass
+class GpuRun:
+    """What a labeling run left: the control block on the host and, when it ended
+    with an answer, the witness label's arcs and how its path ends."""
+    status: int
+    ctl: np.ndarray
+    arcs: np.ndarray | None          # the witness label's arcs, source first
+    node: int                         # the witness label's node
+    completion: int                   # 0 at the target, 1 shortest tail, 2 least-cost tail
+    pareto: list | None               # [(length, cost, arcs)] of the alive target labels
+    history: np.ndarray               # int64 [iterations, len(GPU_HISTORY)]
+
+    @property
+    def stats(self) -> dict:
+        return dict(zip(GPU_STATS, self.ctl[TOTAL:TOTAL + len(GPU_STATS)].tolist()))
+
+
+class GpuLabeling:
+    """Device buffers for one graph, reused by every query."""
+
+    def __init__(self, graph, length: np.ndarray, cost: np.ndarray, backend,
+                 max_labels: int, blocks: int | None = None, threads: int = 1024,
+                 k_min: int = K_MIN, k_max: int = K_MAX, adaptive: bool = True) -> None:
+        xp = self.xp = backend.xp
+        self.backend, self.n = backend, graph.num_nodes
+        free = backend.xp.cuda.runtime.memGetInfo()[0]
+        self.capacity = int(max(1024, min(max_labels, 0.4 * free // BYTES_PER_LABEL)))
+        self.pool = self.n + self.capacity // 8 + 1
+        cap = self.capacity
+        self.lab_node, self.lab_l, self.lab_c = (xp.empty(cap, np.int32), xp.empty(cap, np.int64),
+                                                 xp.empty(cap, np.int64))
+        self.lab_parent, self.lab_arc = xp.empty(cap, np.int32), xp.empty(cap, np.int32)
+        self.lab_dead = xp.empty(cap, np.int32)
+        self.vhead, self.lock = xp.full(self.n, -1, np.int32), xp.zeros(self.n, np.int32)
+        self.slots, self.chunk_next = xp.empty(self.pool * 8, np.int32), xp.empty(self.pool, np.int32)
+        self.frontier = [xp.empty(cap, np.int32) for _ in range(4)]   # near x 2, far x 2
+        self.ctl = xp.zeros(CTL_SIZE, np.int64)
+        self.hist = xp.zeros(NBINS, np.int32)
+        self.ratios = xp.zeros(2 * AR_RING, np.float64)
+        self.history = xp.zeros((HISTORY_ROWS, len(GPU_HISTORY)), np.int64)
+        self.graph_arrays = (xp.asarray(graph.first_out), xp.asarray(graph.head),
+                             xp.asarray(length.astype(np.int32)), xp.asarray(cost.astype(np.int32)))
+        self.mean_len = float(length.mean()) if length.size else 1.0
+        self.threads, self.k_min, self.k_max = threads, k_min, k_max
+        self.adaptive = adaptive
+        self.blocks = blocks or 1
+        self.ctl_host = backend.host_empty(CTL_SIZE, np.int64)
+
+    def solve(self, source: int, target: int, budget: int, prune, exact, flags: int) -> GpuRun:
+        """``exact``: the device arrays (lb_l, lb_c, cost_along, length_along) of the
+        bounds, which decide reachability, the least cost and the shortest path's fit;
+        ``prune``: the same four that the labeling prunes with (zeros and INF for
+        Vine-style)."""
+        b, xp = self.backend, self.xp
+        lb_l, lb_c, cost_along, length_along = prune
+        flags |= ADAPTIVE if self.adaptive else 0
+        i32, i64 = np.int32, np.int64
+        self.vhead.fill(-1)
+        b.launch("csp", "csp_start", (i32(source), i32(target), i64(budget), i32(flags),
+                                      *exact, lb_l,
+                                      self.lab_node, self.lab_l, self.lab_c, self.lab_parent,
+                                      self.lab_arc, self.lab_dead, self.vhead, self.slots,
+                                      self.chunk_next, self.frontier[0], self.ctl, i64(self.k_min),
+                                      np.float64(self.mean_len)),
+                 grid=1, block=1)
+        g = self.graph_arrays
+        started = b.mark()
+        while True:
+            b.launch("csp", "csp_labeling",
+                     (*g, lb_l, lb_c, cost_along, length_along, self.lab_node, self.lab_l,
+                      self.lab_c, self.lab_parent, self.lab_arc, self.lab_dead, i32(self.capacity),
+                      self.vhead, self.lock, self.slots, self.chunk_next, i32(self.pool),
+                      *self.frontier, self.ctl, self.hist, self.ratios,
+                      self.history, i32(HISTORY_ROWS), i32(target), i64(budget), i32(flags),
+                      i64(self.k_min), i64(self.k_max), np.float64(self.mean_len),
+                      i32(ITERATIONS_PER_LAUNCH)),
+                     grid=self.blocks, block=self.threads, cooperative=True)
+            b.launch("csp", "csp_witness", (self.lab_node, self.lab_l, self.lab_c, lb_l, lb_c,
+                                            cost_along, length_along, i32(target), i64(budget),
+                                            i32(flags), self.ctl), grid=264, block=256)
+            ctl = b.to_host(self.ctl, out=self.ctl_host).copy()
+            if ctl[AT["status"]] != RUNNING:
+                break
+        self.kernel_ms = b.elapsed_ms(started, b.mark())
+        return self._outcome(ctl, target, flags)
+
+    def _outcome(self, ctl: np.ndarray, target: int, flags: int) -> GpuRun:
+        status, count = int(ctl[AT["status"]]), int(ctl[AT["count"]])
+        rows = min(int(ctl[AT["iterations"]]), HISTORY_ROWS)
+        history = self.backend.to_host(self.history[:rows]) if rows else \
+            np.zeros((0, len(GPU_HISTORY)), np.int64)
+        run = GpuRun(status, ctl, None, -1, -1, None, history)
+        if status != DONE or count == 0:
+            self.hist.fill(0)                     # a run that stopped early leaves it dirty
+            return run
+        parent = self.backend.to_host(self.lab_parent[:count])
+        arc = self.backend.to_host(self.lab_arc[:count])
+        if flags & PARETO:
+            alive = self.xp.flatnonzero((self.lab_node[:count] == target) &
+                                        (self.lab_dead[:count] == 0))
+            ids = self.backend.to_host(alive)
+            ls, cs = self.backend.to_host(self.lab_l[alive]), self.backend.to_host(self.lab_c[alive])
+            run.pareto = sorted(((int(l), int(c), chain_arcs(parent, arc, int(x)))
+                                 for l, c, x in zip(ls, cs, ids)), key=lambda p: p[:2])
+        witness = int(ctl[AT["witness"]])
+        if witness != INF:
+            x = witness & ((1 << 40) - 1)
+            run.completion = witness >> 40
+            run.arcs = chain_arcs(parent, arc, x)
+            run.node = int(self.backend.to_host(self.lab_node[x:x + 1])[0])
+        return run
+
+
+def chain_arcs(parent: np.ndarray, arc: np.ndarray, x: int) -> np.ndarray:
+    """Label ``x``'s arcs, source first."""
+    arcs = []
+    while parent[x] >= 0:
+        arcs.append(int(arc[x]))
+        x = int(parent[x])
+    return np.asarray(arcs[::-1], dtype=np.int32)

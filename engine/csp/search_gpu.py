@@ -1,0 +1,102 @@
+"""A cost-budgeted query on the GPU: the bounds (engine.csp.bounds_gpu), the parallel
+labeling (engine.csp.label_gpu), and the answer as the CPU's CspResult."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from engine.csp.bounds import INF, compute_bounds, tree_path
+from engine.csp.bounds_gpu import GpuBounds
+from engine.csp.label_gpu import (BY_BOUNDS, COMPLETE, CTL, DONE, GPU_HISTORY, OUT_OF_LABELS,
+                                  OUT_OF_LISTS, OVER_BUDGET, PARETO, UNREACHABLE, GpuLabeling)
+from engine.paths import unreachable
+
+HOW = {0: "labeling", 1: "labeling (shortest completion)", 2: "labeling (least-cost completion)"}
+_AT = {name: i for i, name in enumerate(CTL)}
+
+
+class GpuSearch:
+    """The device side of one CspQuery (its graph, metrics and options)."""
+
+    def __init__(self, query, **options) -> None:
+        self.query, backend = query, query.backend
+        g = query.graph
+        self.bounds = GpuBounds(g, query.length, query.cost, backend)
+        self.labeling = GpuLabeling(g, query.length, query.cost, backend, query.max_labels,
+                                    **options)
+        xp = backend.xp
+        self.zeros, self.infs = xp.zeros(g.num_nodes, np.int64), xp.full(g.num_nodes, INF, np.int64)
+        self.preparation_ms = self.bounds.preparation_ms
+
+    def solve(self, source: int, target: int, budget: int, pareto: bool):
+        q, bd, backend = self.query, self.bounds, self.query.backend
+        t0 = time.perf_counter()
+        start = backend.mark()
+        bd.run(target)
+        bounds_done = backend.mark()
+        exact = (bd.lb_l, bd.lb_c, bd.cost_along, bd.length_along)
+        prune = exact if q.use_bounds else (self.zeros, self.zeros, self.infs, self.infs)
+        flags = PARETO if pareto else (COMPLETE if q.use_bounds else 0)
+        run = self.labeling.solve(source, target, budget, prune, exact, flags)
+        ctl = run.ctl
+        if run.status == UNREACHABLE:
+            raise unreachable(q.graph, source, target)
+        least = int(ctl[_AT["src_lb_c"]])
+        if run.status == OVER_BUDGET:
+            raise q.over_budget(budget, least)
+        if run.status in (OUT_OF_LABELS, OUT_OF_LISTS):
+            raise q.out_of_labels(self.labeling.capacity)
+        if run.status not in (DONE, BY_BOUNDS):
+            raise RuntimeError(f"the GPU labeling stopped with status {run.status}")
+        length_next, cost_next = backend.to_host(bd.length_next), backend.to_host(bd.cost_next)
+        refs = self._references(source, target, budget, ctl, length_next, cost_next)
+        base = q.base(source, target, budget, least, int(ctl[_AT["src_lb_l"]]), refs)
+        stats = self._stats(run)
+        if run.status == BY_BOUNDS:
+            result = q.result(base, refs["shortest"], "bounds", stats)
+        else:
+            result = self._answer(q, base, run, stats, length_next, cost_next, target)
+        bounds_ms = backend.elapsed_ms(start, bounds_done)
+        total = (time.perf_counter() - t0) * 1000
+        result.ms = {"bounds": bounds_ms, "labeling": total - bounds_ms, "total": total}
+        return result
+
+    def _answer(self, q, base, run, stats, length_next, cost_next, target):
+        from engine.csp.query import ParetoPoint
+        if run.pareto is not None:
+            if not run.pareto:
+                raise RuntimeError("the GPU labeling found no path that the bounds promised")
+            points = [ParetoPoint(l, c, arcs) for l, c, arcs in run.pareto]
+            result = q.result(base, points[0].arcs, "labeling", stats)
+            result.pareto = points
+        else:
+            if run.arcs is None:
+                raise RuntimeError("the GPU labeling found no path that the bounds promised")
+            tail = {0: None, 1: length_next, 2: cost_next}[run.completion]
+            arcs = run.arcs if tail is None else np.concatenate(
+                [run.arcs, tree_path(q.graph, tail, run.node, target)])
+            result = q.result(base, arcs, HOW[run.completion], stats)
+        result.history, result.history_columns = run.history, GPU_HISTORY
+        return result
+
+    def _references(self, source, target, budget, ctl, length_next, cost_next) -> dict:
+        """The shortest and the least-cost path along the two trees; where a tree path
+        from the source loops through zero-weight arcs, the CPU bounds give them."""
+        q = self.query
+        if INF in (ctl[_AT["src_cost_along"]], ctl[_AT["src_length_along"]]):
+            b = compute_bounds(q.graph, q.reverse, q.length, q.cost, source, target, budget,
+                               full_length=True)
+            length_next, cost_next = b.length_next, b.cost_next
+        return {"shortest": tree_path(q.graph, length_next, source, target),
+                "least_cost": tree_path(q.graph, cost_next, source, target)}
+
+    @staticmethod
+    def _stats(run) -> dict:
+        s = run.stats
+        return {"created": s["created"], "settled": s["expanded"],
+                "pruned_cost_bound": s["pruned_cost_bound"],
+                "pruned_length_bound": s["pruned_length_bound"],
+                "pruned_dominated": s["pruned_hash"] + s["pruned_list"] + s["dead"],
+                "pruned_hash": s["pruned_hash"], "pruned_list": s["pruned_list"],
+                "dead": s["dead"], "iterations": int(run.ctl[_AT["iterations"]])}

@@ -1,0 +1,622 @@
+// Cost-budgeted paths on the GPU: Vine's parallel labeling (Lu et al., PVLDB 14(4))
+// with RouteLab's exact bounds. The CPU twin of every kernel is in engine/csp/.
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+typedef long long i64;
+typedef unsigned long long u64;
+#define INF64 0x7fffffffffffffffLL
+#define U64_INF 0xffffffffffffffffULL
+
+// ------------------------------------------------------------------ control block
+// One int64 array shared by the host and every block (engine/csp/label_gpu.py names).
+enum {
+    STATUS, NEAR_N, CUR, COUNT, INCUMBENT, THRESHOLD, KT, ITER, NEXT_NEAR, FAR_N, FCUR, MODE,
+    FBASE, FWIDTH, POOL, WITNESS, SRC_LB_L, SRC_LB_C, SRC_COST_ALONG, SRC_LEN_ALONG, FAR_MAX,
+    NEXT_FAR, SPLITS,
+    IT = 24,          // this iteration's counters (NSTAT of them), zeroed by the control step
+    TOTAL = 40,       // their sums over the run
+    CTL_SIZE = 56
+};
+enum { EXPAND, SPLIT };
+enum { S_EXPANDED, S_CREATED, S_PRUNED_COST, S_PRUNED_LENGTH, S_PRUNED_HASH, S_PRUNED_LIST,
+       S_DEAD, S_DROPPED, NSTAT };
+enum { RUNNING, DONE, OUT_OF_LABELS, OUT_OF_LISTS, UNREACHABLE, OVER_BUDGET, BY_BOUNDS,
+       ITERATION_LIMIT };
+// flags
+#define COMPLETE 1     // evaluate completions along the two bound trees (not Pareto, not Vine)
+#define PARETO 2       // keep every non-dominated target label
+#define ADAPTIVE 4     // K_t from the AR(6) forecast, else K_t = k_min
+
+#define NBINS 4096     // key histogram of the next frontier (K_t selection)
+#define HS 1024        // hash-pruning table entries per block (shared memory)
+#define PROBES 8       // linear probing window
+#define CH 8           // label ids per chunk of a vertex's non-dominated list
+#define AR_P 6         // the AR model's order
+#define AR_RING 64     // stored growth / pruning ratios
+#define HCOLS 10       // history columns (engine/csp/label_gpu.py GPU_HISTORY)
+#define CHAIN 32       // labels one thread expands in a row within the near bucket
+
+// Loads of state that other blocks write during a pass bypass L1 (not coherent).
+__device__ __forceinline__ i64 ld(const i64* p) { return __ldcg(p); }
+__device__ __forceinline__ int ld(const int* p) { return __ldcg(p); }
+
+// ------------------------------------------------------------------ bounds trees
+// From exact distances to the target (PHAST on the reversed graph, uint64, U64_INF
+// unreached): lb as int64 (INF64 none), each node's first arc on a tight path to the
+// target (a positive-weight tight arc first, then the least id), and the start of
+// pointer jumping: ptr = that arc's head, along = the other metric on that arc.
+extern "C" __global__ void csp_tree(const int* __restrict__ first_out,
+                                    const int* __restrict__ head, const int* __restrict__ w,
+                                    const int* __restrict__ other, const u64* __restrict__ d,
+                                    int n, const int* target_at, i64* lb, int* next_arc,
+                                    int* ptr, i64* along) {
+    int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    int target = *target_at;
+    u64 dv = d[v];
+    int best = -1;
+    bool best_positive = false;
+    if (dv != U64_INF && v != target) {
+        for (int a = first_out[v]; a < first_out[v + 1]; ++a) {
+            u64 du = d[head[a]];
+            if (du == U64_INF || du + (u64)w[a] != dv) continue;
+            bool positive = w[a] > 0;
+            if (best < 0 || (positive && !best_positive)) { best = a; best_positive = positive; }
+        }
+    }
+    lb[v] = dv == U64_INF ? INF64 : (i64)dv;
+    next_arc[v] = best;
+    ptr[v] = v == target ? target : (best >= 0 ? head[best] : -1);
+    along[v] = v == target ? 0 : (best >= 0 ? (i64)other[best] : INF64);
+}
+
+// One round of pointer jumping: along(v) += along(ptr(v)), ptr(v) = ptr(ptr(v)). After
+// ceil(log2 n) rounds every node whose tree path reaches the target points at it; a
+// node on a cycle of zero-weight tight arcs never does and gets INF64 in csp_jump_end.
+extern "C" __global__ void csp_jump(int n, const int* __restrict__ ptr_in,
+                                    const i64* __restrict__ along_in, int* ptr_out,
+                                    i64* along_out) {
+    int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    int p = ptr_in[v];
+    i64 a = along_in[v];
+    if (p < 0 || a == INF64) { ptr_out[v] = -1; along_out[v] = INF64; return; }
+    int q = ptr_in[p];
+    i64 b = along_in[p];
+    ptr_out[v] = q;
+    along_out[v] = (q < 0 || b == INF64) ? INF64 : a + b;
+}
+
+extern "C" __global__ void csp_jump_end(int n, const int* target_at,
+                                        const int* __restrict__ ptr, i64* along) {
+    int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v < n && ptr[v] != *target_at) along[v] = INF64;
+}
+
+// ------------------------------------------------------------------ start
+// One thread: the answers the bounds settle, then label 0 (the source) in its list
+// and in the near frontier.
+extern "C" __global__ void csp_start(int source, int target, i64 budget, int flags,
+                                     const i64* __restrict__ exact_l, const i64* __restrict__ exact_c,
+                                     const i64* __restrict__ cost_along,
+                                     const i64* __restrict__ length_along,
+                                     const i64* __restrict__ lb_l, int* lab_node, i64* lab_l,
+                                     i64* lab_c, int* lab_parent, int* lab_arc, int* lab_dead,
+                                     int* vhead, int* slots, int* chunk_next, int* near0,
+                                     i64* ctl, i64 k_min, double mean_len) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    for (int i = 0; i < CTL_SIZE; ++i) ctl[i] = 0;
+    ctl[SRC_LB_L] = exact_l[source];
+    ctl[SRC_LB_C] = exact_c[source];
+    ctl[SRC_COST_ALONG] = cost_along[source];
+    ctl[SRC_LEN_ALONG] = length_along[source];
+    ctl[WITNESS] = INF64;
+    ctl[INCUMBENT] = INF64;
+    ctl[KT] = k_min;
+    if (exact_l[source] == INF64) { ctl[STATUS] = UNREACHABLE; return; }
+    if (exact_c[source] > budget) { ctl[STATUS] = OVER_BUDGET; return; }
+    if (!(flags & PARETO) && cost_along[source] <= budget) { ctl[STATUS] = BY_BOUNDS; return; }
+    lab_node[0] = source; lab_l[0] = 0; lab_c[0] = 0; lab_parent[0] = -1; lab_arc[0] = -1;
+    lab_dead[0] = 0;
+    vhead[source] = 0;
+    slots[0] = 0;
+    for (int j = 1; j < CH; ++j) slots[j] = -1;
+    chunk_next[0] = -1;
+    ctl[POOL] = 1;
+    ctl[COUNT] = 1;
+    if ((flags & COMPLETE) && length_along[source] != INF64) ctl[INCUMBENT] = length_along[source];
+    if (source == target) {                      // only without completions: (0, 0) is it
+        ctl[INCUMBENT] = 0;
+        ctl[STATUS] = DONE;
+        return;
+    }
+    near0[0] = 0;
+    ctl[NEAR_N] = 1;
+    ctl[MODE] = EXPAND;
+    // the first bucket: labels as long as the source's key (reduced cost 0); the far
+    // histogram spans the key range up to the incumbent (or a guess without one)
+    i64 key = lb_l[source], inc = ctl[INCUMBENT];
+    ctl[THRESHOLD] = key;
+    ctl[FBASE] = key + 1;
+    i64 span = inc != INF64 ? inc - key : (i64)(mean_len * NBINS / 8);
+    ctl[FWIDTH] = span / NBINS + 1;
+}
+
+// ------------------------------------------------------------------ labeling
+struct Graph {
+    const int* first_out; const int* head; const int* len; const int* cost;
+};
+struct Bounds {
+    const i64* lb_l; const i64* lb_c; const i64* cost_along; const i64* length_along;
+};
+struct Labels {
+    int* node; i64* l; i64* c; int* parent; int* arc; int* dead; int capacity;
+};
+struct Lists {
+    int* vhead; int* lock; int* slots; int* chunk_next; int pool_capacity;
+};
+// Where a pass puts labels: the near bucket (key <= threshold, expanded next) or the
+// far pile (binned by key for the next split).
+struct Out {
+    int* near; int* far; i64* far_count; int* hist; i64 fbase, fwidth, threshold;
+};
+
+__device__ __forceinline__ void grid_barrier(cg::grid_group& grid) {
+    if (gridDim.x == 1) __syncthreads(); else grid.sync();
+}
+
+__device__ __forceinline__ void fence() {
+    if (gridDim.x == 1) __threadfence_block(); else __threadfence();
+}
+
+// Append x to a frontier: one atomic per group of active lanes, their offsets a
+// prefix sum of ones within the group (Vine's prefix-sum assembly).
+__device__ __forceinline__ void append(int* queue, i64* count, int x) {
+    cg::coalesced_group g = cg::coalesced_threads();
+    int at = 0;
+    if (g.thread_rank() == 0) at = (int)atomicAdd((u64*)count, (u64)g.size());
+    at = g.shfl(at, 0) + g.thread_rank();
+    queue[at] = x;
+}
+
+__device__ __forceinline__ void push(const Out& o, i64* ctl, int x, i64 key) {
+    if (key <= o.threshold) { append(o.near, ctl + NEXT_NEAR, x); return; }
+    append(o.far, o.far_count, x);
+    i64 bin = key < o.fbase ? 0 : (key - o.fbase) / o.fwidth;
+    atomicAdd(o.hist + (bin >= NBINS ? NBINS - 1 : bin), 1);
+    atomicMax(ctl + FAR_MAX, key);
+}
+
+// A candidate label against its vertex's non-dominated list, under the vertex's lock:
+// dropped when a listed label dominates it (both l and c no larger); otherwise it is
+// stored and the listed labels it dominates are marked dead and their slots reused
+// (lazy: a dead label stays in the frontier and is skipped when reached).
+// Returns the new label id, -1 if dominated, -2 if memory ran out.
+__device__ int insert_label(const Labels& L, const Lists& S, i64* ctl, int w, i64 nl, i64 nc,
+                            int parent, int arc) {
+    int result = -1;
+    bool done = false;
+    while (!done) {
+        if (atomicCAS(S.lock + w, 0, 1) != 0) continue;
+        fence();
+        int free_slot = -1, last = -1;
+        bool dominated = false;
+        for (int ch = ld(S.vhead + w); ch >= 0 && !dominated; ch = ld(S.chunk_next + ch)) {
+            last = ch;
+            for (int j = 0; j < CH; ++j) {
+                int id = ld(S.slots + ch * CH + j);
+                if (id < 0) { if (free_slot < 0) free_slot = ch * CH + j; continue; }
+                i64 el = ld(L.l + id), ec = ld(L.c + id);
+                if (el <= nl && ec <= nc) { dominated = true; break; }
+                if (nl <= el && nc <= ec) {
+                    L.dead[id] = 1;
+                    S.slots[ch * CH + j] = -1;
+                    if (free_slot < 0) free_slot = ch * CH + j;
+                }
+            }
+        }
+        if (!dominated) {
+            int y = (int)atomicAdd((u64*)(ctl + COUNT), 1ULL);
+            if (y >= L.capacity) {
+                ctl[STATUS] = OUT_OF_LABELS;
+                result = -2;
+            } else {
+                if (free_slot < 0) {
+                    int ch = (int)atomicAdd((u64*)(ctl + POOL), 1ULL);
+                    if (ch >= S.pool_capacity) {
+                        ctl[STATUS] = OUT_OF_LISTS;
+                        result = -2;
+                    } else {
+                        for (int j = 1; j < CH; ++j) S.slots[ch * CH + j] = -1;
+                        S.chunk_next[ch] = -1;
+                        if (last < 0) S.vhead[w] = ch; else S.chunk_next[last] = ch;
+                        free_slot = ch * CH;
+                    }
+                }
+                if (result != -2) {
+                    L.node[y] = w; L.l[y] = nl; L.c[y] = nc; L.parent[y] = parent;
+                    L.arc[y] = arc; L.dead[y] = 0;
+                    fence();
+                    S.slots[free_slot] = y;
+                    result = y;
+                }
+            }
+        }
+        fence();
+        atomicExch(S.lock + w, 0);
+        done = true;
+    }
+    return result;
+}
+
+// Pareto mode: is (l, c) + its bounds dominated by a stored target label? Any stored
+// label is a real path, dead ones included, so a stale read only prunes less.
+__device__ bool target_dominates(const Labels& L, const Lists& S, int target, i64 l, i64 c) {
+    for (int ch = ld(S.vhead + target); ch >= 0; ch = ld(S.chunk_next + ch)) {
+        for (int j = 0; j < CH; ++j) {
+            int id = ld(S.slots + ch * CH + j);
+            if (id >= 0 && ld(L.l + id) <= l && ld(L.c + id) <= c) return true;
+        }
+    }
+    return false;
+}
+
+// The block's hash-pruning table (Vine's first level): bucket = vertex mod HS, linear
+// probing over PROBES buckets. It holds labels this block stored in this pass, so a
+// candidate that one of them dominates is dropped without touching global lists.
+struct Table {
+    int* node; i64* l; i64* c; int* used;
+};
+
+__device__ bool table_dominates(const Table& T, int w, i64 l, i64 c) {
+    for (int p = 0; p < PROBES; ++p) {
+        int s = (w + p) & (HS - 1);
+        int v = ((volatile int*)T.node)[s];
+        if (v < 0) return false;
+        if (v == w && ((volatile i64*)T.l)[s] <= l && ((volatile i64*)T.c)[s] <= c) return true;
+    }
+    return false;
+}
+
+__device__ void table_insert(const Table& T, int w, i64 l, i64 c) {
+    for (int p = 0; p < PROBES; ++p) {
+        int s = (w + p) & (HS - 1);
+        if (atomicCAS(T.node + s, -1, w) == -1) {
+            // an entry's l and c go from INF64 to their values: a reader that sees only
+            // one of them finds no dominance, which is safe
+            ((volatile i64*)T.c)[s] = c;
+            __threadfence_block();
+            ((volatile i64*)T.l)[s] = l;
+            atomicAdd(T.used, 1);
+            return;
+        }
+    }
+}
+
+__device__ void table_clear(const Table& T) {
+    for (int s = threadIdx.x; s < HS; s += blockDim.x) { T.node[s] = -1; T.l[s] = INF64; T.c[s] = INF64; }
+    if (threadIdx.x == 0) *T.used = 0;
+}
+
+// Expand near label x, then (up to CHAIN times) its first new label that is near too,
+// in the same thread: a run of near labels costs one pass, not one iteration each.
+__device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, const Lists& S,
+                       const Table& T, const Out& o, i64* ctl, int target, i64 budget,
+                       int flags, int* st) {
+    if (ld(L.dead + x)) { st[S_DEAD]++; st[S_DROPPED]++; return; }
+    int v = ld(L.node + x);
+    i64 l = ld(L.l + x), c = ld(L.c + x);
+    if (l + B.lb_l[v] >= ld(ctl + INCUMBENT)) { st[S_PRUNED_LENGTH]++; st[S_DROPPED]++; return; }
+    for (int hop = 0; hop <= CHAIN; ++hop) {
+        st[S_EXPANDED]++;
+        int next = -1, next_v = 0;
+        i64 next_l = 0, next_c = 0;
+        for (int a = G.first_out[v]; a < G.first_out[v + 1]; ++a) {
+            int w = G.head[a];
+            i64 nl = l + G.len[a], nc = c + G.cost[a];
+            i64 lbc = B.lb_c[w], lbl = B.lb_l[w];
+            if (lbc == INF64 || lbl == INF64 || nc + lbc > budget) { st[S_PRUNED_COST]++; continue; }
+            i64 nkey = nl + lbl;
+            if (nkey >= ld(ctl + INCUMBENT)) { st[S_PRUNED_LENGTH]++; continue; }
+            if ((flags & PARETO) && target_dominates(L, S, target, nkey, nc + lbc)) {
+                st[S_PRUNED_LENGTH]++;
+                continue;
+            }
+            if (table_dominates(T, w, nl, nc)) { st[S_PRUNED_HASH]++; continue; }
+            int y = insert_label(L, S, ctl, w, nl, nc, x, a);
+            if (y == -1) { st[S_PRUNED_LIST]++; continue; }
+            if (y < 0) return;                                  // out of memory: the run stops
+            st[S_CREATED]++;
+            table_insert(T, w, nl, nc);
+            if (flags & COMPLETE) {
+                if (nc + B.cost_along[w] <= budget) {           // its shortest completion fits:
+                    atomicMin(ctl + INCUMBENT, nkey);           // nothing it leads to is shorter
+                    continue;
+                }
+                i64 la = B.length_along[w];                      // its least-cost completion
+                if (la != INF64 && nl + la < ld(ctl + INCUMBENT)) atomicMin(ctl + INCUMBENT, nl + la);
+            } else if (w == target) {                           // target labels are not expanded
+                if (!(flags & PARETO)) atomicMin(ctl + INCUMBENT, nl);
+                continue;
+            }
+            if (next < 0 && hop < CHAIN && nkey <= o.threshold) {
+                next = y; next_v = w; next_l = nl; next_c = nc;
+            } else {
+                push(o, ctl, y, nkey);
+            }
+        }
+        if (next < 0) return;
+        x = next; v = next_v; l = next_l; c = next_c;
+        if (ld(L.dead + x)) { st[S_DEAD]++; st[S_DROPPED]++; return; }
+    }
+}
+
+// A split pass: a far label either joins the near bucket, stays far (binned again),
+// or is dropped (dead, or no longer able to beat the incumbent).
+__device__ void split(int x, const Bounds& B, const Labels& L, const Out& o, i64* ctl, int* st) {
+    if (ld(L.dead + x)) { st[S_DEAD]++; st[S_DROPPED]++; return; }
+    i64 key = ld(L.l + x) + B.lb_l[ld(L.node + x)];
+    if (key >= ld(ctl + INCUMBENT)) { st[S_PRUNED_LENGTH]++; st[S_DROPPED]++; return; }
+    push(o, ctl, x, key);
+}
+
+// AR(6) one-step forecast of the ratio series x[0..t) (a ring of AR_RING): the
+// coefficients fit by least squares (ridge-regularised normal equations, Cholesky)
+// over the last AR_P equations; fewer than 2 AR_P points: the last value.
+// engine/csp/parallelism.py ar_forecast is the twin.
+__device__ double ar_forecast(const double* x, int t) {
+    if (t < 2 * AR_P) return t > 0 ? x[(t - 1) % AR_RING] : 0.0;
+    double A[AR_P][AR_P], b[AR_P];
+    for (int i = 0; i < AR_P; ++i) { b[i] = 0; for (int j = 0; j < AR_P; ++j) A[i][j] = 0; }
+    for (int e = t - AR_P; e < t; ++e) {                      // equation: x[e] ~ x[e-1..e-6]
+        double y = x[e % AR_RING], f[AR_P];
+        for (int i = 0; i < AR_P; ++i) f[i] = x[(e - 1 - i) % AR_RING];
+        for (int i = 0; i < AR_P; ++i) {
+            b[i] += f[i] * y;
+            for (int j = 0; j < AR_P; ++j) A[i][j] += f[i] * f[j];
+        }
+    }
+    double trace = 0;
+    for (int i = 0; i < AR_P; ++i) trace += A[i][i];
+    double ridge = 1e-3 * trace / AR_P + 1e-12;
+    for (int i = 0; i < AR_P; ++i) A[i][i] += ridge;
+    for (int j = 0; j < AR_P; ++j) {                          // Cholesky, A = L L^T in place
+        double s = A[j][j];
+        for (int k = 0; k < j; ++k) s -= A[j][k] * A[j][k];
+        A[j][j] = sqrt(s > 1e-300 ? s : 1e-300);
+        for (int i = j + 1; i < AR_P; ++i) {
+            double r = A[i][j];
+            for (int k = 0; k < j; ++k) r -= A[i][k] * A[j][k];
+            A[i][j] = r / A[j][j];
+        }
+    }
+    double z[AR_P], a[AR_P];
+    for (int i = 0; i < AR_P; ++i) {
+        double s = b[i];
+        for (int k = 0; k < i; ++k) s -= A[i][k] * z[k];
+        z[i] = s / A[i][i];
+    }
+    for (int i = AR_P - 1; i >= 0; --i) {
+        double s = z[i];
+        for (int k = i + 1; k < AR_P; ++k) s -= A[k][i] * a[k];
+        a[i] = s / A[i][i];
+    }
+    double forecast = 0;
+    for (int i = 0; i < AR_P; ++i) forecast += a[i] * x[(t - 1 - i) % AR_RING];
+    return forecast;
+}
+
+// Vine's bound on the next K_t: the frontier after it, (N - K)(1 - theta) + K * growth,
+// must fit MaxFtr = free label memory / iterations left. engine/csp/parallelism.py
+// next_k is the twin.
+__device__ i64 next_k(double growth, double theta, i64 n, i64 free_labels, double left,
+                      i64 k_min, i64 k_max) {
+    growth = fmin(fmax(growth, 0.0), 64.0);
+    theta = fmin(fmax(theta, 0.0), 1.0);
+    double max_frontier = (double)free_labels / fmax(left, 1.0);
+    double room = max_frontier - (double)n * (1.0 - theta);
+    double denom = growth - 1.0 + theta;
+    double k = denom > 1e-9 ? room / denom : (double)k_max;    // a shrinking frontier
+    if (!(k >= (double)k_min)) k = (double)k_min;
+    if (k > (double)k_max) k = (double)k_max;
+    return (i64)k;
+}
+
+// Block 0 between the two barriers of an iteration, on a shared copy of the control
+// block: the history row, the ratio series, totals, and what the next pass does. When
+// the near bucket is empty, the next pass is a split: K_t (AR(6) + Vine's bound) and
+// the far histogram give the threshold that lets about K_t far labels in.
+__device__ void control(i64* ctl, int* hist, double* ratios, i64* history, int history_rows,
+                        int flags, i64 k_min, i64 k_max, int label_capacity, double mean_len,
+                        i64* c, i64* scan) {
+    __shared__ i64 s_k;
+    __shared__ int s_split;
+    int tid = threadIdx.x;
+    if (tid < CTL_SIZE) c[tid] = ld(ctl + tid);
+    __syncthreads();
+    if (tid == 0) {
+        i64 it = c[ITER], frontier = c[NEAR_N] + c[FAR_N], expanded = c[IT + S_EXPANDED];
+        if (it < history_rows) {
+            i64* row = history + it * HCOLS;
+            row[0] = it; row[1] = frontier; row[2] = c[KT]; row[3] = expanded;
+            row[4] = c[IT + S_CREATED]; row[5] = c[IT + S_PRUNED_COST];
+            row[6] = c[IT + S_PRUNED_LENGTH]; row[7] = c[IT + S_PRUNED_HASH];
+            row[8] = c[IT + S_PRUNED_LIST]; row[9] = c[IT + S_DEAD];
+        }
+        int slot = (int)(it % AR_RING);
+        ratios[slot] = expanded > 0 ? (double)c[IT + S_CREATED] / expanded
+                                    : ratios[(slot + AR_RING - 1) % AR_RING];
+        ratios[AR_RING + slot] = frontier > 0 ? (double)c[IT + S_DROPPED] / frontier : 0.0;
+        for (int s = 0; s < NSTAT; ++s) { c[TOTAL + s] += c[IT + s]; c[IT + s] = 0; }
+        c[ITER] = it + 1;
+        if (c[MODE] == SPLIT) { c[FAR_N] = c[NEXT_FAR]; c[FCUR] ^= 1; c[NEXT_FAR] = 0; }
+        s_split = 0;
+        if (c[STATUS] != RUNNING) {
+        } else if (c[NEXT_NEAR] > 0) {
+            c[MODE] = EXPAND; c[NEAR_N] = c[NEXT_NEAR]; c[CUR] ^= 1; c[NEXT_NEAR] = 0;
+        } else if (c[FAR_N] == 0) {
+            c[STATUS] = DONE;
+        } else {
+            s_split = 1;
+            c[MODE] = SPLIT; c[NEAR_N] = 0; c[SPLITS] += 1;
+        }
+    }
+    __syncthreads();
+    if (s_split) {
+        if ((flags & ADAPTIVE) && (tid == 0 || tid == 32)) {    // two warps, one series each
+            int t = (int)c[ITER];
+            double f = ar_forecast(ratios + (tid == 0 ? 0 : AR_RING), t);
+            ((double*)scan)[tid == 0 ? 0 : 1] = f;
+        }
+        __syncthreads();
+        if (tid == 0) {
+            i64 k = k_min;
+            if (flags & ADAPTIVE) {
+                // iterations left: the key range still to cover over the mean arc length
+                // (Vine's budget / least arc cost pins K_t at its floor on road graphs)
+                i64 inc = c[INCUMBENT], top = c[FAR_MAX] < inc ? c[FAR_MAX] : inc;
+                double left = top > c[FBASE] ? (double)(top - c[FBASE]) / fmax(mean_len, 1.0) : 1.0;
+                k = next_k(((double*)scan)[0], ((double*)scan)[1], c[FAR_N],
+                           (i64)label_capacity - c[COUNT], left, k_min, k_max);
+            }
+            s_k = k;
+        }
+        __syncthreads();
+        // threshold: the smallest bin edge with at least K_t far labels at or below it
+        i64 k = s_k;
+        int per = NBINS / blockDim.x;
+        i64 mine = 0;
+        for (int j = 0; j < per; ++j) mine += hist[tid * per + j];
+        scan[tid] = mine;
+        __syncthreads();
+        for (int off = 1; off < blockDim.x; off <<= 1) {       // inclusive scan (Hillis-Steele)
+            i64 add = tid >= off ? scan[tid - off] : 0;
+            __syncthreads();
+            scan[tid] += add;
+            __syncthreads();
+        }
+        i64 before = tid > 0 ? scan[tid - 1] : 0;
+        if (before < k && scan[tid] >= k) {                   // the crossing is in my bins
+            i64 run = before;
+            int j = 0;
+            for (; j < per; ++j) { run += hist[tid * per + j]; if (run >= k) break; }
+            int bin = tid * per + j;
+            c[THRESHOLD] = bin == NBINS - 1 ? INF64 - 1 : c[FBASE] + (i64)(bin + 1) * c[FWIDTH] - 1;
+        }
+        if (tid == blockDim.x - 1 && scan[tid] < k) c[THRESHOLD] = INF64 - 1;   // all of them
+        __syncthreads();
+        for (int j = tid; j < NBINS; j += blockDim.x) hist[j] = 0;   // rebuilt by the split
+        if (tid == 0) {
+            c[KT] = k;
+            i64 inc = c[INCUMBENT], top = c[FAR_MAX] < inc ? c[FAR_MAX] : inc;
+            c[FBASE] = c[THRESHOLD] + 1;
+            c[FWIDTH] = top > c[FBASE] ? (top - c[FBASE]) / NBINS + 1 : 1;
+            c[FAR_MAX] = 0;
+        }
+    }
+    __syncthreads();
+    if (tid < CTL_SIZE && tid != COUNT && tid != POOL && tid != INCUMBENT) ctl[tid] = c[tid];
+}
+
+// The labeling loop: up to max_iterations passes in one cooperative launch (the host
+// relaunches while the status says running). A pass expands the near bucket (labels
+// with key l + lb_l <= THRESHOLD) or splits the far pile; a grid barrier; block 0
+// runs the control step; a grid barrier.
+extern "C" __global__ void __launch_bounds__(1024) csp_labeling(
+        const int* first_out, const int* head, const int* len, const int* cost,
+        const i64* lb_l, const i64* lb_c, const i64* cost_along, const i64* length_along,
+        int* lab_node, i64* lab_l, i64* lab_c, int* lab_parent, int* lab_arc, int* lab_dead,
+        int label_capacity, int* vhead, int* lock, int* slots, int* chunk_next,
+        int pool_capacity, int* near0, int* near1, int* far0, int* far1, i64* ctl, int* hist,
+        double* ratios, i64* history, int history_rows, int target, i64 budget, int flags,
+        i64 k_min, i64 k_max, double mean_len, int max_iterations) {
+    cg::grid_group grid = cg::this_grid();
+    __shared__ int t_node[HS];
+    __shared__ i64 t_l[HS], t_c[HS];
+    __shared__ int t_used;
+    __shared__ i64 s_stats[NSTAT];
+    __shared__ i64 s_ctl[CTL_SIZE];
+    __shared__ i64 scan[1024];
+    const Graph G{first_out, head, len, cost};
+    const Bounds B{lb_l, lb_c, cost_along, length_along};
+    const Labels L{lab_node, lab_l, lab_c, lab_parent, lab_arc, lab_dead, label_capacity};
+    const Lists S{vhead, lock, slots, chunk_next, pool_capacity};
+    const Table T{t_node, t_l, t_c, &t_used};
+    for (int round = 0; round < max_iterations; ++round) {
+        if (ld(ctl + STATUS) != RUNNING) break;                 // the same for every block
+        int mode = (int)ld(ctl + MODE), cur = (int)ld(ctl + CUR), fcur = (int)ld(ctl + FCUR);
+        i64 n = mode == EXPAND ? ld(ctl + NEAR_N) : ld(ctl + FAR_N);
+        const int* in = mode == EXPAND ? (cur ? near1 : near0) : (fcur ? far1 : far0);
+        // an expand pass appends to the far pile in place; a split rebuilds it
+        Out o{cur ? near0 : near1, mode == EXPAND ? (fcur ? far1 : far0) : (fcur ? far0 : far1),
+              ctl + (mode == EXPAND ? FAR_N : NEXT_FAR), hist, ld(ctl + FBASE), ld(ctl + FWIDTH),
+              ld(ctl + THRESHOLD)};
+        if (mode == EXPAND) table_clear(T);
+        if (threadIdx.x < NSTAT) s_stats[threadIdx.x] = 0;
+        int st[NSTAT];
+        for (int s = 0; s < NSTAT; ++s) st[s] = 0;
+        __syncthreads();
+        for (i64 start = (i64)blockIdx.x * blockDim.x; start < n;
+             start += (i64)gridDim.x * blockDim.x) {
+            i64 i = start + threadIdx.x;
+            if (i < n) {
+                if (mode == EXPAND) expand(ld(in + i), G, B, L, S, T, o, ctl, target, budget, flags, st);
+                else split(ld(in + i), B, L, o, ctl, st);
+            }
+            if (mode == EXPAND) {
+                __syncthreads();
+                if (t_used > HS / 2) {                          // nearly full: dump it
+                    __syncthreads();
+                    table_clear(T);
+                    __syncthreads();
+                }
+            }
+        }
+        for (int s = 0; s < NSTAT; ++s) if (st[s]) atomicAdd((u64*)(s_stats + s), (u64)st[s]);
+        __syncthreads();
+        if (threadIdx.x < NSTAT && s_stats[threadIdx.x])
+            atomicAdd((u64*)(ctl + IT + threadIdx.x), (u64)s_stats[threadIdx.x]);
+        grid_barrier(grid);
+        if (blockIdx.x == 0)
+            control(ctl, hist, ratios, history, history_rows, flags, k_min, k_max,
+                    label_capacity, mean_len, s_ctl, scan);
+        grid_barrier(grid);
+    }
+}
+
+// ------------------------------------------------------------------ the answer
+// Which stored label realises the incumbent, and how its path ends: 0 at the target,
+// 1 + the shortest path from its node, 2 + the least-cost path. ctl[WITNESS] gets the
+// least (how << 40 | label id).
+extern "C" __global__ void csp_witness(const int* __restrict__ lab_node,
+                                       const i64* __restrict__ lab_l, const i64* __restrict__ lab_c,
+                                       const i64* __restrict__ lb_l, const i64* __restrict__ lb_c,
+                                       const i64* __restrict__ cost_along,
+                                       const i64* __restrict__ length_along, int target,
+                                       i64 budget, int flags, i64* ctl) {
+    i64 count = ctl[COUNT], inc = ctl[INCUMBENT];
+    if (ctl[STATUS] != DONE || inc == INF64) return;
+    for (i64 y = (i64)blockIdx.x * blockDim.x + threadIdx.x; y < count;
+         y += (i64)gridDim.x * blockDim.x) {
+        int v = lab_node[y];
+        i64 l = lab_l[y], c = lab_c[y];
+        i64 how = -1;
+        if (v == target && l == inc && c <= budget) how = 0;
+        else if ((flags & COMPLETE) && cost_along[v] != INF64 && l + lb_l[v] == inc &&
+                 c + cost_along[v] <= budget) how = 1;
+        else if ((flags & COMPLETE) && length_along[v] != INF64 && l + length_along[v] == inc &&
+                 c + lb_c[v] <= budget) how = 2;
+        if (how >= 0) atomicMin(ctl + WITNESS, (how << 40) | y);
+    }
+}
+
+// ------------------------------------------------------------------ twin check
+// For the parity test with engine/csp/parallelism.py: out[0] = the AR(6) forecast of
+// series[0..t) (t <= AR_RING), out[1] = next_k(p[0..6]).
+extern "C" __global__ void csp_parallelism_check(const double* series, int t, const double* p,
+                                                 double* out) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    out[0] = ar_forecast(series, t);
+    out[1] = (double)next_k(p[0], p[1], (i64)p[2], (i64)p[3], p[4], (i64)p[5], (i64)p[6]);
+}

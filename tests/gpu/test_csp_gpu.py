@@ -1,0 +1,215 @@
+"""Cost-budgeted paths on the GPU (engine.csp.label_gpu, bounds_gpu): exact against
+brute force and the independent reference, equal to the CPU twin, the edge cases, the
+label-memory error, and the AR(6) / K_t twin (run on the device)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.backend import cpu_backend
+from engine.csp import CspQuery, LabelMemoryExceeded, NoPathWithinBudget
+from engine.csp.parallelism import ar_forecast, next_k
+from engine.csp.query_sets import build_query_sets, internal_queries, with_cost_metric
+from engine.csp.reference import path_totals, reference_csp, reference_csp_compiled
+from engine.generate import generate_road_network
+from engine.paths import Unreachable
+from tests.conftest import ROME, need
+from tests.engine.test_csp import brute_force, pareto_of, small_graph
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    from engine.backend import gpu_backend
+    return gpu_backend()
+
+
+def check_answer(g, r, s, t, budget, expected_length, minimize="distance", metric="travel_time"):
+    L, C = (np.asarray(g.metrics[m], np.int64) for m in (minimize, metric))
+    assert r.length == expected_length, (s, t, budget, r.answered_by)
+    assert r.cost <= budget
+    assert path_totals(g.first_out, g.head, L, C, s, t, r.path.arcs) == (r.length, r.cost)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_small_graphs_equal_brute_force(gpu, seed):
+    g = small_graph(seed)
+    variants = [CspQuery(g, backend=gpu), CspQuery(g, bounds=False, backend=gpu),
+                CspQuery(g, backend=gpu, blocks=2, threads=64)]
+    rng = np.random.default_rng(seed)
+    for s, t in rng.integers(0, g.num_nodes, (6, 2)):
+        s, t = int(s), int(t)
+        paths = brute_force(g, s, t) if s != t else [(0, 0)]
+        if not paths:
+            with pytest.raises(Unreachable):
+                variants[0].solve(s, t, 10**6)
+            continue
+        least = min(c for _, c in paths)
+        for budget in {least - 1, least, least + 3, max(c for _, c in paths)}:
+            feasible = [l for l, c in paths if c <= budget]
+            if not feasible:
+                with pytest.raises(NoPathWithinBudget) as e:
+                    variants[0].solve(s, t, budget)
+                assert e.value.least_cost == least
+                continue
+            for q in variants:
+                check_answer(g, q.solve(s, t, budget), s, t, budget, min(feasible))
+            front = pareto_of([(l, c) for l, c in paths if c <= budget])
+            for q in variants[:2]:
+                p = q.solve(s, t, budget, pareto=True)
+                assert [(x.length, x.cost) for x in p.pareto] == front
+                for x in p.pareto:
+                    assert path_totals(g.first_out, g.head, g.metrics["distance"],
+                                       g.metrics["travel_time"], s, t, x.arcs) == (x.length, x.cost)
+
+
+def _sets_equal(g, minimize, metric, sets, gpu, reference, with_cpu=True, per_set=None,
+                extra=True):
+    on_gpu = CspQuery(g, minimize, metric, backend=gpu)
+    vine = CspQuery(g, minimize, metric, bounds=False, backend=gpu, max_labels=3_000_000)
+    cpu = CspQuery(g, minimize, metric, backend=cpu_backend())
+    L, C = (np.asarray(g.metrics[m], np.int64) for m in (minimize, metric))
+    checked = 0
+    for name in ("Q1", "Q2", "Q3"):
+        for s, t, budget in internal_queries(g, sets, name)[:per_set]:
+            expected = reference(g.first_out, g.head, L, C, s, t, budget)
+            assert expected is not None
+            r = on_gpu.solve(s, t, budget)
+            check_answer(g, r, s, t, budget, expected[0], minimize, metric)
+            assert r.backend == "gpu" and r.ms["total"] > 0
+            if with_cpu:
+                assert cpu.solve(s, t, budget).length == r.length
+            if not extra:
+                checked += 1
+                continue
+            try:
+                check_answer(g, vine.solve(s, t, budget), s, t, budget, expected[0], minimize, metric)
+            except LabelMemoryExceeded:
+                pass
+            p = on_gpu.solve(s, t, budget, pareto=True)
+            assert p.pareto[0].length == expected[0]
+            assert all(x.cost <= budget for x in p.pareto)
+            assert all(a.length < b.length and a.cost > b.cost for a, b in zip(p.pareto, p.pareto[1:]))
+            checked += 1
+    return checked
+
+
+def test_rome99_query_sets(gpu):
+    from engine.io import load
+    g = load([need(ROME)])
+    length = g.metric_names[0]
+    sets = build_query_sets(g, length, "synthetic", seed=0)
+    g = with_cost_metric(g, "synthetic", length)
+    assert _sets_equal(g, length, "synthetic", sets, gpu, reference_csp) == 60
+
+
+def test_generated_50k_query_sets(gpu):
+    g = generate_road_network(50_000, seed=3)
+    sets = build_query_sets(g, "distance", "travel_time", seed=2)
+    assert _sets_equal(g, "distance", "travel_time", sets, gpu, reference_csp_compiled,
+                       extra=False) == 60
+
+
+def test_new_york_query_sets(ny, gpu):
+    """NY Q1-Q3 (20 each): GPU and CPU twin against the compiled reference."""
+    sets = build_query_sets(ny, "distance", "travel_time", seed=0)
+    assert _sets_equal(ny, "distance", "travel_time", sets, gpu, reference_csp_compiled,
+                       extra=False) == 60
+
+
+def test_edge_cases(gpu):
+    g = generate_road_network(6_000, seed=4)
+    q = CspQuery(g, backend=gpu)
+    r = q.solve(10, 10, 0)
+    assert (r.length, r.cost, r.path.num_arcs) == (0, 0, 0)
+    top = q.solve(10, 5000, 10**12)
+    assert top.answered_by == "bounds" and top.length == top.shortest_length
+    assert q.solve(10, 5000, top.shortest_cost).length == top.shortest_length
+    with pytest.raises(NoPathWithinBudget, match=f"least cost is {top.least_cost:,}"):
+        q.solve(10, 5000, top.least_cost - 1)
+    assert q.solve(10, 5000, top.least_cost).cost == top.least_cost
+    with pytest.raises(IndexError):
+        q.solve(10, g.num_nodes, 100)
+    cut = CspQuery(small_graph(3, n=12, m=8), backend=gpu)    # few arcs: unreachable pairs
+    unreachable = 0
+    for t in range(12):
+        try:
+            cut.solve(0, t, 100)
+        except NoPathWithinBudget:
+            pass
+        except Unreachable as e:
+            unreachable += 1
+            assert "cannot be reached" in str(e)
+    assert unreachable > 0
+
+
+def test_zero_cost_and_zero_length_arcs(gpu):
+    """Zero-weight arcs may close tight cycles in the bound trees: completions there are
+    skipped, the answers stay exact."""
+    for seed in range(10):
+        g = small_graph(100 + seed, n=40, m=160, zero=0.5)
+        q, cpu = CspQuery(g, backend=gpu), CspQuery(g, backend=cpu_backend())
+        for s, t in np.random.default_rng(seed).integers(0, 40, (10, 2)):
+            for budget in (0, 5, 20, 60):
+                try:
+                    expected = cpu.solve(int(s), int(t), budget)
+                except Unreachable as e:
+                    with pytest.raises(type(e)):
+                        q.solve(int(s), int(t), budget)
+                    continue
+                check_answer(g, q.solve(int(s), int(t), budget), int(s), int(t), budget,
+                             expected.length)
+
+
+def test_label_memory_is_an_error(gpu):
+    g = generate_road_network(20_000, seed=4)
+    tiny = CspQuery(g, bounds=False, backend=gpu, max_labels=1024)
+    top = CspQuery(g, backend=gpu)
+    rng = np.random.default_rng(5)
+    for s, t in rng.integers(0, g.num_nodes, (40, 2)):
+        try:
+            r = top.solve(int(s), int(t), 10**12)
+        except Unreachable:
+            continue
+        if r.shortest_cost > r.least_cost and r.shortest_length > 0:
+            budget = (r.least_cost + r.shortest_cost) // 2
+            try:
+                tiny.solve(int(s), int(t), budget)
+            except LabelMemoryExceeded as e:
+                assert "more than 1,024 labels" in str(e)
+                assert top.solve(int(s), int(t), budget).cost <= budget   # still usable
+                return
+    pytest.fail("no query exceeded 1,024 labels")
+
+
+def test_history_and_stats(gpu):
+    g = generate_road_network(20_000, seed=6)
+    q = CspQuery(g, backend=gpu)
+    sets = build_query_sets(g, "distance", "travel_time", seed=1, per_set=3)
+    for s, t, budget in internal_queries(g, sets, "Q3"):
+        r = q.solve(s, t, budget)
+        if r.answered_by.startswith("labeling"):
+            h = r.history
+            assert h.shape[1] == len(r.history_columns) and h.shape[0] == r.stats["iterations"]
+            col = {name: i for i, name in enumerate(r.history_columns)}
+            assert h[:, col["expanded"]].sum() == r.stats["settled"]
+            assert h[:, col["created"]].sum() == r.stats["created"]
+            assert (h[:, col["k_t"]] >= 64).all()
+            return
+    pytest.skip("no Q3 query needed labeling")
+
+
+def test_parallelism_twin(gpu):
+    xp = gpu.xp
+    rng = np.random.default_rng(0)
+    for t in (3, 12, 20, 64):
+        x = np.abs(np.cumsum(rng.normal(0, 0.3, t))) + 1.0
+        params = np.array([2.5, 0.1, 5000, 10_000_000, 300.0, 64, 65536], np.float64)
+        out = xp.zeros(2, np.float64)
+        gpu.launch("csp", "csp_parallelism_check", (xp.asarray(x), np.int32(t), xp.asarray(params),
+                                                    out), grid=1, block=1)
+        got = out.get()
+        assert got[0] == pytest.approx(ar_forecast(x), rel=1e-9, abs=1e-12)
+        assert int(got[1]) == next_k(*params[:2], int(params[2]), int(params[3]), params[4],
+                                     int(params[5]), int(params[6]))

@@ -1,6 +1,8 @@
 """Quick GPU probe for cost-budgeted paths (development aid): NY query sets, GPU vs CPU
-twin, times and iteration counts per query. python scripts/csp_gpu_probe.py [per_set]"""
-import sys, time
+twin, times and iteration counts per query.
+    python scripts/csp_gpu_probe.py [per_set] ['{"max_labels": 3000000, "adaptive": false}']
+(the options, as JSON, go to CspQuery)."""
+import json, sys, time
 import numpy as np
 sys.path.insert(0, ".")
 from engine.backend import cpu_backend, gpu_backend
@@ -10,7 +12,7 @@ from engine.io import load
 import os
 data = os.environ.get("ROUTELAB_DATA", "../shared/data")
 per = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-opts = eval(sys.argv[2]) if len(sys.argv) > 2 else {}
+opts = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
 g = load([f"{data}/dimacs/USA-road-d.NY.gr.gz"])
 t0 = time.perf_counter(); sets = build_query_sets(g, "distance", "travel_time", seed=0, per_set=per)
 print(f"sets {time.perf_counter()-t0:.1f}s", flush=True)

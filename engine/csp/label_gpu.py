@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.csp.label_search import label_arcs
+
 CTL = ("status", "near", "cur", "count", "incumbent", "threshold", "k_t", "iterations",
        "next_near", "far", "fcur", "mode", "fbase", "fwidth", "pool", "witness", "src_lb_l",
        "src_lb_c", "src_cost_along", "src_length_along", "far_max", "next_far", "splits")
@@ -102,7 +104,7 @@ class GpuLabeling:
         bounds, which decide reachability, the least cost and the shortest path's fit;
         ``prune``: the same four that the labeling prunes with (zeros and INF for
         Vine-style)."""
-        b, xp = self.backend, self.xp
+        b = self.backend
         lb_l, lb_c, cost_along, length_along = prune
         flags |= ADAPTIVE if self.adaptive else 0
         i32, i64 = np.int32, np.int64
@@ -151,21 +153,12 @@ class GpuLabeling:
                                         (self.lab_dead[:count] == 0))
             ids = self.backend.to_host(alive)
             ls, cs = self.backend.to_host(self.lab_l[alive]), self.backend.to_host(self.lab_c[alive])
-            run.pareto = sorted(((int(l), int(c), chain_arcs(parent, arc, int(x)))
+            run.pareto = sorted(((int(l), int(c), label_arcs(parent, arc, int(x)))
                                  for l, c, x in zip(ls, cs, ids)), key=lambda p: p[:2])
         witness = int(ctl[AT["witness"]])
         if witness != INF:
             x = witness & ((1 << 40) - 1)
             run.completion = witness >> 40
-            run.arcs = chain_arcs(parent, arc, x)
+            run.arcs = label_arcs(parent, arc, x)
             run.node = int(self.backend.to_host(self.lab_node[x:x + 1])[0])
         return run
-
-
-def chain_arcs(parent: np.ndarray, arc: np.ndarray, x: int) -> np.ndarray:
-    """Label ``x``'s arcs, source first."""
-    arcs = []
-    while parent[x] >= 0:
-        arcs.append(int(arc[x]))
-        x = int(parent[x])
-    return np.asarray(arcs[::-1], dtype=np.int32)

@@ -8,12 +8,11 @@ import numpy as np
 
 from engine.csp.bounds import INF, compute_bounds, tree_path
 from engine.csp.bounds_gpu import GpuBounds
-from engine.csp.label_gpu import (BY_BOUNDS, COMPLETE, CTL, DONE, GPU_HISTORY, OUT_OF_LABELS,
+from engine.csp.label_gpu import (AT, BY_BOUNDS, COMPLETE, DONE, GPU_HISTORY, OUT_OF_LABELS,
                                   OUT_OF_LISTS, OVER_BUDGET, PARETO, UNREACHABLE, GpuLabeling)
 from engine.paths import unreachable
 
 HOW = {0: "labeling", 1: "labeling (shortest completion)", 2: "labeling (least-cost completion)"}
-_AT = {name: i for i, name in enumerate(CTL)}
 
 
 class GpuSearch:
@@ -42,7 +41,7 @@ class GpuSearch:
         ctl = run.ctl
         if run.status == UNREACHABLE:
             raise unreachable(q.graph, source, target)
-        least = int(ctl[_AT["src_lb_c"]])
+        least = int(ctl[AT["src_lb_c"]])
         if run.status == OVER_BUDGET:
             raise q.over_budget(budget, least)
         if run.status in (OUT_OF_LABELS, OUT_OF_LISTS):
@@ -51,7 +50,7 @@ class GpuSearch:
             raise RuntimeError(f"the GPU labeling stopped with status {run.status}")
         length_next, cost_next = backend.to_host(bd.length_next), backend.to_host(bd.cost_next)
         refs = self._references(source, target, budget, ctl, length_next, cost_next)
-        base = q.base(source, target, budget, least, int(ctl[_AT["src_lb_l"]]), refs)
+        base = q.base(source, target, budget, least, int(ctl[AT["src_lb_l"]]), refs)
         stats = self._stats(run)
         if run.status == BY_BOUNDS:
             result = q.result(base, refs["shortest"], "bounds", stats)
@@ -84,7 +83,7 @@ class GpuSearch:
         """The shortest and the least-cost path along the two trees; where a tree path
         from the source loops through zero-weight arcs, the CPU bounds give them."""
         q = self.query
-        if INF in (ctl[_AT["src_cost_along"]], ctl[_AT["src_length_along"]]):
+        if INF in (ctl[AT["src_cost_along"]], ctl[AT["src_length_along"]]):
             b = compute_bounds(q.graph, q.reverse, q.length, q.cost, source, target, budget,
                                full_length=True)
             length_next, cost_next = b.length_next, b.cost_next
@@ -99,4 +98,4 @@ class GpuSearch:
                 "pruned_length_bound": s["pruned_length_bound"],
                 "pruned_dominated": s["pruned_hash"] + s["pruned_list"] + s["dead"],
                 "pruned_hash": s["pruned_hash"], "pruned_list": s["pruned_list"],
-                "dead": s["dead"], "iterations": int(run.ctl[_AT["iterations"]])}
+                "dead": s["dead"], "iterations": int(run.ctl[AT["iterations"]])}

@@ -112,6 +112,14 @@ def test_bounds_never_change_the_answer(gen):
 
 def test_edge_cases(gen):
     g, q, _ = gen
+    check_edge_cases(g, q)
+    with pytest.raises(ValueError, match="no metric"):
+        CspQuery(g, budget_metric="fuel")
+
+
+def check_edge_cases(g, q):
+    """src = dst, a budget at or above the shortest path's cost, below and at the least
+    cost, an unknown node (also run by tests/gpu/test_csp_gpu.py)."""
     r = q.solve(10, 10, 0)
     assert (r.length, r.cost, r.path.num_arcs) == (0, 0, 0)
     top = q.solve(10, 5000, 10**12)
@@ -123,8 +131,6 @@ def test_edge_cases(gen):
     assert cheapest.cost == top.least_cost
     with pytest.raises(IndexError):
         q.solve(10, g.num_nodes, 100)
-    with pytest.raises(ValueError, match="no metric"):
-        CspQuery(g, budget_metric="fuel")
 
 
 def test_label_memory_limit_is_an_error_not_an_answer(gen):

@@ -14,7 +14,7 @@ from engine.csp.reference import path_totals, reference_csp, reference_csp_compi
 from engine.generate import generate_road_network
 from engine.paths import Unreachable
 from tests.conftest import ROME, need
-from tests.engine.test_csp import brute_force, pareto_of, small_graph
+from tests.engine.test_csp import brute_force, check_edge_cases, pareto_of, small_graph
 
 pytestmark = pytest.mark.gpu
 
@@ -120,17 +120,7 @@ def test_new_york_query_sets(ny, gpu):
 
 def test_edge_cases(gpu):
     g = generate_road_network(6_000, seed=4)
-    q = CspQuery(g, backend=gpu)
-    r = q.solve(10, 10, 0)
-    assert (r.length, r.cost, r.path.num_arcs) == (0, 0, 0)
-    top = q.solve(10, 5000, 10**12)
-    assert top.answered_by == "bounds" and top.length == top.shortest_length
-    assert q.solve(10, 5000, top.shortest_cost).length == top.shortest_length
-    with pytest.raises(NoPathWithinBudget, match=f"least cost is {top.least_cost:,}"):
-        q.solve(10, 5000, top.least_cost - 1)
-    assert q.solve(10, 5000, top.least_cost).cost == top.least_cost
-    with pytest.raises(IndexError):
-        q.solve(10, g.num_nodes, 100)
+    check_edge_cases(g, CspQuery(g, backend=gpu))
     cut = CspQuery(small_graph(3, n=12, m=8), backend=gpu)    # few arcs: unreachable pairs
     unreachable = 0
     for t in range(12):

@@ -44,9 +44,10 @@ COMPLETE, PARETO, ADAPTIVE = 1, 2, 4
 GPU_HISTORY = ("iteration", "frontier", "k_t", "expanded", "created", "pruned_cost_bound",
                "pruned_length_bound", "pruned_hash", "pruned_list", "dead")
 INF = np.iinfo(np.int64).max
-NBINS, AR_RING = 4096, 64
-BYTES_PER_LABEL = 32 + 16 + 5     # the label, its four frontier slots, its list slot (+ chunks)
+NBINS, AR_RING = 2048, 64
+BYTES_PER_LABEL = 32 + 16 + 25    # the label, its four frontier slots, its list entry (+ chunks)
 K_MIN, K_MAX = 64, 1 << 16
+CHAIN = 4                         # near labels one lane expands in a row
 HISTORY_ROWS = 1 << 16
 ITERATIONS_PER_LAUNCH = 1 << 20
 
@@ -72,8 +73,9 @@ class GpuLabeling:
     """Device buffers for one graph, reused by every query."""
 
     def __init__(self, graph, length: np.ndarray, cost: np.ndarray, backend,
-                 max_labels: int, blocks: int | None = None, threads: int = 1024,
-                 k_min: int = K_MIN, k_max: int = K_MAX, adaptive: bool = True) -> None:
+                 max_labels: int, blocks: int | None = None, threads: int = 512,
+                 k_min: int = K_MIN, k_max: int = K_MAX, adaptive: bool = True,
+                 chain: int = CHAIN) -> None:
         xp = self.xp = backend.xp
         self.backend, self.n = backend, graph.num_nodes
         free = backend.xp.cuda.runtime.memGetInfo()[0]
@@ -86,6 +88,7 @@ class GpuLabeling:
         self.lab_dead = xp.empty(cap, np.int32)
         self.vhead, self.lock = xp.full(self.n, -1, np.int32), xp.zeros(self.n, np.int32)
         self.slots, self.chunk_next = xp.empty(self.pool * 8, np.int32), xp.empty(self.pool, np.int32)
+        self.slot_l, self.slot_c = xp.empty(self.pool * 8, np.int64), xp.empty(self.pool * 8, np.int64)
         self.frontier = [xp.empty(cap, np.int32) for _ in range(4)]   # near x 2, far x 2
         self.ctl = xp.zeros(CTL_SIZE, np.int64)
         self.hist = xp.zeros(NBINS, np.int32)
@@ -95,8 +98,9 @@ class GpuLabeling:
                              xp.asarray(length.astype(np.int32)), xp.asarray(cost.astype(np.int32)))
         self.mean_len = float(length.mean()) if length.size else 1.0
         self.threads, self.k_min, self.k_max = threads, k_min, k_max
-        self.adaptive = adaptive
-        self.blocks = blocks or 1
+        self.adaptive, self.chain = adaptive, chain
+        # one block per multiprocessor (the kernel is cooperative: all must be resident)
+        self.blocks = blocks or xp.cuda.Device().attributes["MultiProcessorCount"]
         self.ctl_host = backend.host_empty(CTL_SIZE, np.int64)
 
     def solve(self, source: int, target: int, budget: int, prune, exact, flags: int) -> GpuRun:
@@ -113,7 +117,7 @@ class GpuLabeling:
                                       *exact, lb_l,
                                       self.lab_node, self.lab_l, self.lab_c, self.lab_parent,
                                       self.lab_arc, self.lab_dead, self.vhead, self.slots,
-                                      self.chunk_next, self.frontier[0], self.ctl, i64(self.k_min),
+                                      self.slot_l, self.slot_c, self.chunk_next, self.frontier[0], self.ctl, i64(self.k_min),
                                       np.float64(self.mean_len)),
                  grid=1, block=1)
         g = self.graph_arrays
@@ -122,11 +126,12 @@ class GpuLabeling:
             b.launch("csp", "csp_labeling",
                      (*g, lb_l, lb_c, cost_along, length_along, self.lab_node, self.lab_l,
                       self.lab_c, self.lab_parent, self.lab_arc, self.lab_dead, i32(self.capacity),
-                      self.vhead, self.lock, self.slots, self.chunk_next, i32(self.pool),
+                      self.vhead, self.lock, self.slots, self.slot_l, self.slot_c,
+                      self.chunk_next, i32(self.pool),
                       *self.frontier, self.ctl, self.hist, self.ratios,
                       self.history, i32(HISTORY_ROWS), i32(target), i64(budget), i32(flags),
                       i64(self.k_min), i64(self.k_max), np.float64(self.mean_len),
-                      i32(ITERATIONS_PER_LAUNCH)),
+                      i32(self.chain), i32(ITERATIONS_PER_LAUNCH)),
                      grid=self.blocks, block=self.threads, cooperative=True)
             b.launch("csp", "csp_witness", (self.lab_node, self.lab_l, self.lab_c, lb_l, lb_c,
                                             cost_along, length_along, i32(target), i64(budget),

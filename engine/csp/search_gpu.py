@@ -80,13 +80,17 @@ class GpuSearch:
         return result
 
     def _references(self, source, target, budget, ctl, length_next, cost_next) -> dict:
-        """The shortest and the least-cost path along the two trees; where a tree path
-        from the source loops through zero-weight arcs, the CPU bounds give them."""
+        """The shortest and the least-cost path along the two trees. Where a tree path
+        from the source loops through zero-weight arcs, the CPU bounds give that one
+        path; the other stays the GPU's, whose cost (or length) the answer relied on."""
         q = self.query
-        if INF in (ctl[AT["src_cost_along"]], ctl[AT["src_length_along"]]):
+        loops = {"length": ctl[AT["src_cost_along"]] == INF,
+                 "cost": ctl[AT["src_length_along"]] == INF}
+        if any(loops.values()):
             b = compute_bounds(q.graph, q.reverse, q.length, q.cost, source, target, budget,
                                full_length=True)
-            length_next, cost_next = b.length_next, b.cost_next
+            length_next = b.length_next if loops["length"] else length_next
+            cost_next = b.cost_next if loops["cost"] else cost_next
         return {"shortest": tree_path(q.graph, length_next, source, target),
                 "least_cost": tree_path(q.graph, cost_next, source, target)}
 

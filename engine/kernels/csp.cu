@@ -28,14 +28,13 @@ enum { RUNNING, DONE, OUT_OF_LABELS, OUT_OF_LISTS, UNREACHABLE, OVER_BUDGET, BY_
 #define PARETO 2       // keep every non-dominated target label
 #define ADAPTIVE 4     // K_t from the AR(6) forecast, else K_t = k_min
 
-#define NBINS 4096     // key histogram of the next frontier (K_t selection)
+#define NBINS 2048     // key histogram of the next frontier (K_t selection)
 #define HS 1024        // hash-pruning table entries per block (shared memory)
 #define PROBES 8       // linear probing window
 #define CH 8           // label ids per chunk of a vertex's non-dominated list
 #define AR_P 6         // the AR model's order
 #define AR_RING 64     // stored growth / pruning ratios
 #define HCOLS 10       // history columns (engine/csp/label_gpu.py GPU_HISTORY)
-#define CHAIN 32       // labels one thread expands in a row within the near bucket
 
 // Loads of state that other blocks write during a pass bypass L1 (not coherent).
 __device__ __forceinline__ i64 ld(const i64* p) { return __ldcg(p); }
@@ -103,7 +102,8 @@ extern "C" __global__ void csp_start(int source, int target, i64 budget, int fla
                                      const i64* __restrict__ length_along,
                                      const i64* __restrict__ lb_l, int* lab_node, i64* lab_l,
                                      i64* lab_c, int* lab_parent, int* lab_arc, int* lab_dead,
-                                     int* vhead, int* slots, int* chunk_next, int* near0,
+                                     int* vhead, int* slots, i64* slot_l, i64* slot_c,
+                                     int* chunk_next, int* near0,
                                      i64* ctl, i64 k_min, double mean_len) {
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     for (int i = 0; i < CTL_SIZE; ++i) ctl[i] = 0;
@@ -120,7 +120,7 @@ extern "C" __global__ void csp_start(int source, int target, i64 budget, int fla
     lab_node[0] = source; lab_l[0] = 0; lab_c[0] = 0; lab_parent[0] = -1; lab_arc[0] = -1;
     lab_dead[0] = 0;
     vhead[source] = 0;
-    slots[0] = 0;
+    slots[0] = 0; slot_l[0] = 0; slot_c[0] = 0;
     for (int j = 1; j < CH; ++j) slots[j] = -1;
     chunk_next[0] = -1;
     ctl[POOL] = 1;
@@ -153,13 +153,15 @@ struct Bounds {
 struct Labels {
     int* node; i64* l; i64* c; int* parent; int* arc; int* dead; int capacity;
 };
+// A vertex's list: chunks of CH entries, each a label id with its (l, c) inline, so
+// that a scan loads a whole chunk at once instead of chasing ids into the labels.
 struct Lists {
-    int* vhead; int* lock; int* slots; int* chunk_next; int pool_capacity;
+    int* vhead; int* lock; int* slots; i64* l; i64* c; int* chunk_next; int pool_capacity;
 };
 // Where a pass puts labels: the near bucket (key <= threshold, expanded next) or the
 // far pile (binned by key for the next split).
 struct Out {
-    int* near; int* far; i64* far_count; int* hist; i64 fbase, fwidth, threshold;
+    int* near; int* far; i64* far_count; int* hist; i64* far_max; i64 fbase, fwidth, threshold;
 };
 
 __device__ __forceinline__ void grid_barrier(cg::grid_group& grid) {
@@ -184,8 +186,8 @@ __device__ __forceinline__ void push(const Out& o, i64* ctl, int x, i64 key) {
     if (key <= o.threshold) { append(o.near, ctl + NEXT_NEAR, x); return; }
     append(o.far, o.far_count, x);
     i64 bin = key < o.fbase ? 0 : (key - o.fbase) / o.fwidth;
-    atomicAdd(o.hist + (bin >= NBINS ? NBINS - 1 : bin), 1);
-    atomicMax(ctl + FAR_MAX, key);
+    atomicAdd(o.hist + (bin >= NBINS ? NBINS - 1 : bin), 1);   // the block's, in shared memory
+    atomicMax(o.far_max, key);
 }
 
 // A candidate label against its vertex's non-dominated list, under the vertex's lock:
@@ -195,58 +197,62 @@ __device__ __forceinline__ void push(const Out& o, i64* ctl, int x, i64 key) {
 // Returns the new label id, -1 if dominated, -2 if memory ran out.
 __device__ int insert_label(const Labels& L, const Lists& S, i64* ctl, int w, i64 nl, i64 nc,
                             int parent, int arc) {
-    int result = -1;
-    bool done = false;
-    while (!done) {
-        if (atomicCAS(S.lock + w, 0, 1) != 0) continue;
-        fence();
-        int free_slot = -1, last = -1;
-        bool dominated = false;
-        for (int ch = ld(S.vhead + w); ch >= 0 && !dominated; ch = ld(S.chunk_next + ch)) {
-            last = ch;
-            for (int j = 0; j < CH; ++j) {
-                int id = ld(S.slots + ch * CH + j);
-                if (id < 0) { if (free_slot < 0) free_slot = ch * CH + j; continue; }
-                i64 el = ld(L.l + id), ec = ld(L.c + id);
-                if (el <= nl && ec <= nc) { dominated = true; break; }
-                if (nl <= el && nc <= ec) {
-                    L.dead[id] = 1;
-                    S.slots[ch * CH + j] = -1;
-                    if (free_slot < 0) free_slot = ch * CH + j;
-                }
+    while (atomicCAS(S.lock + w, 0, 1) != 0) {}
+    fence();
+    int result = -1, free_slot = -1, last = -1;
+    bool dominated = false;
+    for (int ch = ld(S.vhead + w); ch >= 0 && !dominated;) {
+        int id[CH];
+        i64 el[CH], ec[CH];
+        int base = ch * CH, next = ld(S.chunk_next + ch);
+#pragma unroll
+        for (int j = 0; j < CH; ++j) {
+            id[j] = ld(S.slots + base + j); el[j] = ld(S.l + base + j); ec[j] = ld(S.c + base + j);
+        }
+        last = ch;
+#pragma unroll
+        for (int j = 0; j < CH; ++j) {
+            if (dominated) break;
+            if (id[j] < 0) { if (free_slot < 0) free_slot = base + j; continue; }
+            if (el[j] <= nl && ec[j] <= nc) { dominated = true; break; }
+            if (nl <= el[j] && nc <= ec[j]) {
+                L.dead[id[j]] = 1;
+                S.slots[base + j] = -1;
+                if (free_slot < 0) free_slot = base + j;
             }
         }
-        if (!dominated) {
-            int y = (int)atomicAdd((u64*)(ctl + COUNT), 1ULL);
-            if (y >= L.capacity) {
-                ctl[STATUS] = OUT_OF_LABELS;
-                result = -2;
-            } else {
-                if (free_slot < 0) {
-                    int ch = (int)atomicAdd((u64*)(ctl + POOL), 1ULL);
-                    if (ch >= S.pool_capacity) {
-                        ctl[STATUS] = OUT_OF_LISTS;
-                        result = -2;
-                    } else {
-                        for (int j = 1; j < CH; ++j) S.slots[ch * CH + j] = -1;
-                        S.chunk_next[ch] = -1;
-                        if (last < 0) S.vhead[w] = ch; else S.chunk_next[last] = ch;
-                        free_slot = ch * CH;
-                    }
-                }
-                if (result != -2) {
-                    L.node[y] = w; L.l[y] = nl; L.c[y] = nc; L.parent[y] = parent;
-                    L.arc[y] = arc; L.dead[y] = 0;
-                    fence();
-                    S.slots[free_slot] = y;
-                    result = y;
-                }
-            }
-        }
-        fence();
-        atomicExch(S.lock + w, 0);
-        done = true;
+        ch = next;
     }
+    if (!dominated) {
+        int y = (int)atomicAdd((u64*)(ctl + COUNT), 1ULL);
+        if (y >= L.capacity) {
+            ctl[STATUS] = OUT_OF_LABELS;
+            result = -2;
+        } else {
+            if (free_slot < 0) {
+                int ch = (int)atomicAdd((u64*)(ctl + POOL), 1ULL);
+                if (ch >= S.pool_capacity) {
+                    ctl[STATUS] = OUT_OF_LISTS;
+                    result = -2;
+                } else {
+                    for (int j = 1; j < CH; ++j) S.slots[ch * CH + j] = -1;
+                    S.chunk_next[ch] = -1;
+                    if (last < 0) S.vhead[w] = ch; else S.chunk_next[last] = ch;
+                    free_slot = ch * CH;
+                }
+            }
+            if (result != -2) {
+                L.node[y] = w; L.l[y] = nl; L.c[y] = nc; L.parent[y] = parent;
+                L.arc[y] = arc; L.dead[y] = 0;
+                S.l[free_slot] = nl; S.c[free_slot] = nc;
+                fence();                       // Pareto's unlocked target scan reads L by id
+                S.slots[free_slot] = y;
+                result = y;
+            }
+        }
+    }
+    fence();
+    atomicExch(S.lock + w, 0);
     return result;
 }
 
@@ -299,56 +305,111 @@ __device__ void table_clear(const Table& T) {
     if (threadIdx.x == 0) *T.used = 0;
 }
 
-// Expand near label x, then (up to CHAIN times) its first new label that is near too,
-// in the same thread: a run of near labels costs one pass, not one iteration each.
+// One arc of an expanded label (x at its node with l, c): the bounds, the incumbent,
+// the block's hash table, then the vertex's list. Returns the new label when it is to be
+// expanded further (its key in *key), -1 otherwise; -2 when memory ran out.
+__device__ int relax(int a, int x, i64 l, i64 c, const Graph& G, const Bounds& B,
+                     const Labels& L, const Lists& S, const Table& T, i64* ctl, int target,
+                     i64 budget, int flags, int* st, i64* key, int* node, i64* nl_out,
+                     i64* nc_out) {
+    int w = G.head[a];
+    i64 nl = l + G.len[a], nc = c + G.cost[a];
+    i64 lbc = B.lb_c[w], lbl = B.lb_l[w];
+    if (lbc == INF64 || lbl == INF64 || nc + lbc > budget) { st[S_PRUNED_COST]++; return -1; }
+    i64 nkey = nl + lbl;
+    if (nkey >= ld(ctl + INCUMBENT)) { st[S_PRUNED_LENGTH]++; return -1; }
+    if ((flags & PARETO) && target_dominates(L, S, target, nkey, nc + lbc)) {
+        st[S_PRUNED_LENGTH]++;
+        return -1;
+    }
+    if (table_dominates(T, w, nl, nc)) { st[S_PRUNED_HASH]++; return -1; }
+    int y = insert_label(L, S, ctl, w, nl, nc, x, a);
+    if (y == -1) { st[S_PRUNED_LIST]++; return -1; }
+    if (y < 0) return -2;
+    st[S_CREATED]++;
+    table_insert(T, w, nl, nc);
+    if (flags & COMPLETE) {
+        i64 ca = B.cost_along[w];                        // INF64: no completion known
+        if (ca != INF64 && nc + ca <= budget) {          // its shortest completion fits:
+            atomicMin(ctl + INCUMBENT, nkey);            // nothing it leads to is shorter
+            return -1;
+        }
+        i64 la = B.length_along[w];                      // its least-cost completion
+        if (la != INF64 && nl + la < ld(ctl + INCUMBENT)) atomicMin(ctl + INCUMBENT, nl + la);
+    } else if (w == target) {                            // target labels are not expanded
+        if (!(flags & PARETO)) atomicMin(ctl + INCUMBENT, nl);
+        return -1;
+    }
+    *key = nkey; *node = w; *nl_out = nl; *nc_out = nc;
+    return y;
+}
+
+// Per warp, in shared memory: each lane's next label in its run of near labels.
+struct Next {
+    int* id; int* node; i64* l; i64* c;
+};
+
+// A warp expands its lanes' near labels together: the arcs of all of them are spread
+// over the 32 lanes (a warp prefix sum of the degrees), so a label costs about one arc's
+// latency, not its degree's. Each lane then goes on (up to chain times) with the first
+// new label of its own that is near too: a run of near labels costs one pass, not one
+// iteration each. Every lane of the warp calls it (x < 0: none).
 __device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, const Lists& S,
-                       const Table& T, const Out& o, i64* ctl, int target, i64 budget,
-                       int flags, int* st) {
-    if (ld(L.dead + x)) { st[S_DEAD]++; st[S_DROPPED]++; return; }
-    int v = ld(L.node + x);
-    i64 l = ld(L.l + x), c = ld(L.c + x);
-    if (l + B.lb_l[v] >= ld(ctl + INCUMBENT)) { st[S_PRUNED_LENGTH]++; st[S_DROPPED]++; return; }
-    for (int hop = 0; hop <= CHAIN; ++hop) {
-        st[S_EXPANDED]++;
-        int next = -1, next_v = 0;
-        i64 next_l = 0, next_c = 0;
-        for (int a = G.first_out[v]; a < G.first_out[v + 1]; ++a) {
-            int w = G.head[a];
-            i64 nl = l + G.len[a], nc = c + G.cost[a];
-            i64 lbc = B.lb_c[w], lbl = B.lb_l[w];
-            if (lbc == INF64 || lbl == INF64 || nc + lbc > budget) { st[S_PRUNED_COST]++; continue; }
-            i64 nkey = nl + lbl;
-            if (nkey >= ld(ctl + INCUMBENT)) { st[S_PRUNED_LENGTH]++; continue; }
-            if ((flags & PARETO) && target_dominates(L, S, target, nkey, nc + lbc)) {
-                st[S_PRUNED_LENGTH]++;
-                continue;
+                       const Table& T, const Out& o, const Next& nx, i64* ctl, int target,
+                       i64 budget, int flags, int chain, int* st) {
+    const unsigned FULL = 0xffffffffu;
+    int lane = threadIdx.x & 31;
+    int v = 0;
+    i64 l = 0, c = 0;
+    if (x >= 0) {
+        if (ld(L.dead + x)) { st[S_DEAD]++; st[S_DROPPED]++; x = -1; }
+        else {
+            v = ld(L.node + x); l = ld(L.l + x); c = ld(L.c + x);
+            if (l + B.lb_l[v] >= ld(ctl + INCUMBENT)) { st[S_PRUNED_LENGTH]++; st[S_DROPPED]++; x = -1; }
+        }
+    }
+    for (int hop = 0; hop <= chain; ++hop) {
+        if (!__any_sync(FULL, x >= 0)) return;
+        int begin = 0, deg = 0;
+        if (x >= 0) { st[S_EXPANDED]++; begin = G.first_out[v]; deg = G.first_out[v + 1] - begin; }
+        int incl = deg;                                   // inclusive prefix sum of degrees
+        for (int off = 1; off < 32; off <<= 1) {
+            int y = __shfl_up_sync(FULL, incl, off);
+            if (lane >= off) incl += y;
+        }
+        int total = __shfl_sync(FULL, incl, 31);
+        nx.id[lane] = -1;
+        __syncwarp();
+        bool more = hop < chain;
+        for (int base = 0; base < total; base += 32) {
+            int j = base + lane;
+            int owner = 0;                                 // the lane whose arc j is
+            for (int step = 16; step > 0; step >>= 1) {
+                int probe = __shfl_sync(FULL, incl, owner + step - 1);
+                if (probe <= j) owner += step;
             }
-            if (table_dominates(T, w, nl, nc)) { st[S_PRUNED_HASH]++; continue; }
-            int y = insert_label(L, S, ctl, w, nl, nc, x, a);
-            if (y == -1) { st[S_PRUNED_LIST]++; continue; }
-            if (y < 0) return;                                  // out of memory: the run stops
-            st[S_CREATED]++;
-            table_insert(T, w, nl, nc);
-            if (flags & COMPLETE) {
-                if (nc + B.cost_along[w] <= budget) {           // its shortest completion fits:
-                    atomicMin(ctl + INCUMBENT, nkey);           // nothing it leads to is shorter
-                    continue;
-                }
-                i64 la = B.length_along[w];                      // its least-cost completion
-                if (la != INF64 && nl + la < ld(ctl + INCUMBENT)) atomicMin(ctl + INCUMBENT, nl + la);
-            } else if (w == target) {                           // target labels are not expanded
-                if (!(flags & PARETO)) atomicMin(ctl + INCUMBENT, nl);
-                continue;
-            }
-            if (next < 0 && hop < CHAIN && nkey <= o.threshold) {
-                next = y; next_v = w; next_l = nl; next_c = nc;
+            int o_x = __shfl_sync(FULL, x, owner), o_begin = __shfl_sync(FULL, begin, owner);
+            int o_excl = __shfl_sync(FULL, incl - deg, owner);
+            i64 o_l = __shfl_sync(FULL, l, owner), o_c = __shfl_sync(FULL, c, owner);
+            if (j >= total) continue;
+            i64 key, yl, yc;
+            int w;
+            int y = relax(o_begin + (j - o_excl), o_x, o_l, o_c, G, B, L, S, T, ctl, target,
+                          budget, flags, st, &key, &w, &yl, &yc);
+            if (y < 0) continue;
+            if (more && key <= o.threshold && atomicCAS(nx.id + owner, -1, y) == -1) {
+                nx.node[owner] = w; nx.l[owner] = yl; nx.c[owner] = yc;
             } else {
-                push(o, ctl, y, nkey);
+                push(o, ctl, y, key);
             }
         }
-        if (next < 0) return;
-        x = next; v = next_v; l = next_l; c = next_c;
-        if (ld(L.dead + x)) { st[S_DEAD]++; st[S_DROPPED]++; return; }
+        __syncwarp();
+        x = nx.id[lane];
+        if (x >= 0) {
+            v = nx.node[lane]; l = nx.l[lane]; c = nx.c[lane];
+            if (ld(L.dead + x)) { st[S_DEAD]++; st[S_DROPPED]++; x = -1; }
+        }
+        __syncwarp();
     }
 }
 
@@ -502,16 +563,22 @@ __device__ void control(i64* ctl, int* hist, double* ratios, i64* history, int h
             int j = 0;
             for (; j < per; ++j) { run += hist[tid * per + j]; if (run >= k) break; }
             int bin = tid * per + j;
-            c[THRESHOLD] = bin == NBINS - 1 ? INF64 - 1 : c[FBASE] + (i64)(bin + 1) * c[FWIDTH] - 1;
+            // the last bin also holds every key above its edge: those stay far and are
+            // binned again over the new range
+            c[THRESHOLD] = c[FBASE] + (i64)(bin + 1) * c[FWIDTH] - 1;
         }
-        if (tid == blockDim.x - 1 && scan[tid] < k) c[THRESHOLD] = INF64 - 1;   // all of them
+        if (tid == blockDim.x - 1 && scan[tid] < k)              // all of them
+            c[THRESHOLD] = c[FAR_MAX] > c[FBASE] ? c[FAR_MAX] : c[FBASE];
         __syncthreads();
         for (int j = tid; j < NBINS; j += blockDim.x) hist[j] = 0;   // rebuilt by the split
         if (tid == 0) {
+            // the next histogram spans the far keys left (or, when none is, up to the
+            // incumbent); with neither known it keeps its bin width
             c[KT] = k;
-            i64 inc = c[INCUMBENT], top = c[FAR_MAX] < inc ? c[FAR_MAX] : inc;
-            c[FBASE] = c[THRESHOLD] + 1;
-            c[FWIDTH] = top > c[FBASE] ? (top - c[FBASE]) / NBINS + 1 : 1;
+            i64 inc = c[INCUMBENT], base = c[THRESHOLD] + 1;
+            i64 top = c[FAR_MAX] > base && c[FAR_MAX] < inc ? c[FAR_MAX] : inc;
+            c[FBASE] = base;
+            if (top != INF64 && top > base) c[FWIDTH] = (top - base) / NBINS + 1;
             c[FAR_MAX] = 0;
         }
     }
@@ -523,26 +590,33 @@ __device__ void control(i64* ctl, int* hist, double* ratios, i64* history, int h
 // relaunches while the status says running). A pass expands the near bucket (labels
 // with key l + lb_l <= THRESHOLD) or splits the far pile; a grid barrier; block 0
 // runs the control step; a grid barrier.
-extern "C" __global__ void __launch_bounds__(1024) csp_labeling(
+extern "C" __global__ void __launch_bounds__(512) csp_labeling(
         const int* first_out, const int* head, const int* len, const int* cost,
         const i64* lb_l, const i64* lb_c, const i64* cost_along, const i64* length_along,
         int* lab_node, i64* lab_l, i64* lab_c, int* lab_parent, int* lab_arc, int* lab_dead,
-        int label_capacity, int* vhead, int* lock, int* slots, int* chunk_next,
+        int label_capacity, int* vhead, int* lock, int* slots, i64* slot_l, i64* slot_c,
+        int* chunk_next,
         int pool_capacity, int* near0, int* near1, int* far0, int* far1, i64* ctl, int* hist,
         double* ratios, i64* history, int history_rows, int target, i64 budget, int flags,
-        i64 k_min, i64 k_max, double mean_len, int max_iterations) {
+        i64 k_min, i64 k_max, double mean_len, int chain, int max_iterations) {
     cg::grid_group grid = cg::this_grid();
     __shared__ int t_node[HS];
     __shared__ i64 t_l[HS], t_c[HS];
     __shared__ int t_used;
     __shared__ i64 s_stats[NSTAT];
     __shared__ i64 s_ctl[CTL_SIZE];
-    __shared__ i64 scan[1024];
+    __shared__ i64 scan[512];
+    __shared__ int n_id[512], n_node[512];
+    __shared__ int s_hist[NBINS];             // this pass's far keys, added to hist at its end
+    __shared__ i64 s_far_max;
+    __shared__ i64 n_l[512], n_c[512];
     const Graph G{first_out, head, len, cost};
     const Bounds B{lb_l, lb_c, cost_along, length_along};
     const Labels L{lab_node, lab_l, lab_c, lab_parent, lab_arc, lab_dead, label_capacity};
-    const Lists S{vhead, lock, slots, chunk_next, pool_capacity};
+    const Lists S{vhead, lock, slots, slot_l, slot_c, chunk_next, pool_capacity};
     const Table T{t_node, t_l, t_c, &t_used};
+    const int warp0 = threadIdx.x & ~31;
+    const Next nx{n_id + warp0, n_node + warp0, n_l + warp0, n_c + warp0};
     for (int round = 0; round < max_iterations; ++round) {
         if (ld(ctl + STATUS) != RUNNING) break;                 // the same for every block
         int mode = (int)ld(ctl + MODE), cur = (int)ld(ctl + CUR), fcur = (int)ld(ctl + FCUR);
@@ -550,20 +624,24 @@ extern "C" __global__ void __launch_bounds__(1024) csp_labeling(
         const int* in = mode == EXPAND ? (cur ? near1 : near0) : (fcur ? far1 : far0);
         // an expand pass appends to the far pile in place; a split rebuilds it
         Out o{cur ? near0 : near1, mode == EXPAND ? (fcur ? far1 : far0) : (fcur ? far0 : far1),
-              ctl + (mode == EXPAND ? FAR_N : NEXT_FAR), hist, ld(ctl + FBASE), ld(ctl + FWIDTH),
+              ctl + (mode == EXPAND ? FAR_N : NEXT_FAR), s_hist, &s_far_max, ld(ctl + FBASE),
+              ld(ctl + FWIDTH),
               ld(ctl + THRESHOLD)};
         if (mode == EXPAND) table_clear(T);
         if (threadIdx.x < NSTAT) s_stats[threadIdx.x] = 0;
+        for (int j = threadIdx.x; j < NBINS; j += blockDim.x) s_hist[j] = 0;
+        if (threadIdx.x == 0) s_far_max = 0;
         int st[NSTAT];
         for (int s = 0; s < NSTAT; ++s) st[s] = 0;
         __syncthreads();
         for (i64 start = (i64)blockIdx.x * blockDim.x; start < n;
              start += (i64)gridDim.x * blockDim.x) {
             i64 i = start + threadIdx.x;
-            if (i < n) {
-                if (mode == EXPAND) expand(ld(in + i), G, B, L, S, T, o, ctl, target, budget, flags, st);
-                else split(ld(in + i), B, L, o, ctl, st);
-            }
+            if (mode == EXPAND)                                 // every lane: warp-wide
+                expand(i < n ? ld(in + i) : -1, G, B, L, S, T, o, nx, ctl, target, budget,
+                       flags, chain, st);
+            else if (i < n)
+                split(ld(in + i), B, L, o, ctl, st);
             if (mode == EXPAND) {
                 __syncthreads();
                 if (t_used > HS / 2) {                          // nearly full: dump it
@@ -575,6 +653,9 @@ extern "C" __global__ void __launch_bounds__(1024) csp_labeling(
         }
         for (int s = 0; s < NSTAT; ++s) if (st[s]) atomicAdd((u64*)(s_stats + s), (u64)st[s]);
         __syncthreads();
+        for (int j = threadIdx.x; j < NBINS; j += blockDim.x)
+            if (s_hist[j]) atomicAdd(hist + j, s_hist[j]);
+        if (threadIdx.x == 0 && s_far_max) atomicMax(ctl + FAR_MAX, s_far_max);
         if (threadIdx.x < NSTAT && s_stats[threadIdx.x])
             atomicAdd((u64*)(ctl + IT + threadIdx.x), (u64)s_stats[threadIdx.x]);
         grid_barrier(grid);

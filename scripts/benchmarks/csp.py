@@ -3,11 +3,20 @@ end to end (bounds + labeling) per set, on NY and (with a GPU) the generated 2 M
 graph: our search, the same labeling without the bounds (Vine-style, capped in labels),
 the Pareto-set mode, and on a GPU also the CPU twin and K_t fixed instead of adaptive;
 labels created and pruned. A variant that passes TIME_BUDGET_S on a set leaves out the
-rest of that set (said in the notes)."""
+rest of that set (said in the notes).
+
+The query sets are read from tests/data (NY: scripts/csp_queries.py, seed 0, 20 per set;
+generated 2 M: ``build_query_sets(generate_road_network(2_000_000, seed=1), seed=0)``,
+written by ``PYTHONPATH=.:scripts python scripts/benchmarks/csp.py --write-2m-sets``,
+which takes minutes),
+and built here when the file is missing."""
 from __future__ import annotations
 
+import json
 import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -17,7 +26,9 @@ HEADER = ["graph", "set", "what", "median ms", "p90 ms", "notes"]
 PER_SET = 20
 VINE_LABELS = 3_000_000          # Vine-style runs past this many labels count as "over"
 TIME_BUDGET_S = 10.0             # per variant and set
-FIXED_K = 256
+FIXED_K = 4096
+STORED = Path(__file__).resolve().parents[2] / "tests" / "data"
+GENERATED_SETS = STORED / "csp_generated_2m_queries.json"
 
 
 def _row(label, name, what, times, notes):
@@ -98,21 +109,21 @@ def _variants(g, backend):
 def bench_csp() -> tuple[list[str], list[list[str]]]:
     from engine import backend as backends
     from engine.csp.query_sets import build_query_sets, internal_queries
-    from engine.generate import generate_road_network
     from engine.io import load
     backend = backends.current()
     ny = DATA / "dimacs" / "USA-road-d.NY.gr.gz"
     graphs = []
     if ny.exists():
-        graphs.append(lambda: load([ny]))
+        graphs.append(("NY", lambda: load([ny]), STORED / "csp_ny_queries.json"))
     if backend.is_gpu:
-        graphs.append(lambda: generate_road_network(2_000_000, seed=1))
+        graphs.append(("generated", _generated, GENERATED_SETS))
     rows = []
     t0 = time.perf_counter()
-    for make in graphs:
+    for name, make, stored in graphs:
         g = make()
-        label = f"{'NY' if 'NY' in (g.source or '') else 'generated'} ({g.num_nodes:,} nodes)"
-        sets = build_query_sets(g, "distance", "travel_time", seed=0, per_set=PER_SET)
+        label = f"{name} ({g.num_nodes:,} nodes)"
+        sets = (json.loads(stored.read_text()) if stored.exists() else
+                build_query_sets(g, "distance", "travel_time", seed=0, per_set=PER_SET))
         variants = _variants(g, backend)
         for name in sets["sets"]:
             rows += _set_rows(label, name, internal_queries(g, sets, name), variants)
@@ -122,4 +133,15 @@ def bench_csp() -> tuple[list[str], list[list[str]]]:
     return HEADER, rows
 
 
+def _generated():
+    from engine.generate import generate_road_network
+    return generate_road_network(2_000_000, seed=1)
+
+
 SECTIONS = {"csp": ("Cost-budgeted paths (Vine's query sets)", bench_csp)}
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--write-2m-sets"]:
+    from engine.csp.query_sets import build_query_sets
+    sets = build_query_sets(_generated(), "distance", "travel_time", seed=0, per_set=PER_SET)
+    GENERATED_SETS.write_text(json.dumps(sets, indent=1))

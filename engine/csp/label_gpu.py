@@ -77,6 +77,9 @@ class GpuLabeling:
                  k_min: int = K_MIN, k_max: int = K_MAX, adaptive: bool = True,
                  chain: int = CHAIN) -> None:
         xp = self.xp = backend.xp
+        if threads % 32 or not 64 <= threads <= 512:
+            raise ValueError("threads per block must be a multiple of 32 from 64 to 512 "
+                             "(the control step uses two warps; the kernel is built for 512)")
         self.backend, self.n = backend, graph.num_nodes
         free = backend.xp.cuda.runtime.memGetInfo()[0]
         self.capacity = int(max(1024, min(max_labels, 0.4 * free // BYTES_PER_LABEL)))

@@ -494,7 +494,7 @@ __device__ void control(i64* ctl, int* hist, double* ratios, i64* history, int h
     __shared__ i64 s_k;
     __shared__ int s_split;
     int tid = threadIdx.x;
-    if (tid < CTL_SIZE) c[tid] = ld(ctl + tid);
+    for (int i = tid; i < CTL_SIZE; i += blockDim.x) c[i] = ld(ctl + i);
     __syncthreads();
     if (tid == 0) {
         i64 it = c[ITER], frontier = c[NEAR_N] + c[FAR_N], expanded = c[IT + S_EXPANDED];
@@ -583,7 +583,8 @@ __device__ void control(i64* ctl, int* hist, double* ratios, i64* history, int h
         }
     }
     __syncthreads();
-    if (tid < CTL_SIZE && tid != COUNT && tid != POOL && tid != INCUMBENT) ctl[tid] = c[tid];
+    for (int i = tid; i < CTL_SIZE; i += blockDim.x)
+        if (i != COUNT && i != POOL && i != INCUMBENT) ctl[i] = c[i];
 }
 
 // The labeling loop: up to max_iterations passes in one cooperative launch (the host

@@ -49,10 +49,10 @@ def pareto_of(points):
     return front
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_small_graphs_equal_brute_force(seed):
-    g = small_graph(seed)
-    q, plain = CspQuery(g), CspQuery(g, bounds=False)
+def brute_force_cases(g: RoadGraph, q, seed: int):
+    """(s, t, budget, the (length, cost) of every s->t path within it) for 6 random pairs
+    and 4 budgets each; on the way, ``q`` must say so where there is no path at all, or
+    none within the budget (with the least cost)."""
     rng = np.random.default_rng(seed)
     for s, t in rng.integers(0, g.num_nodes, (6, 2)):
         s, t = int(s), int(t)
@@ -63,24 +63,32 @@ def test_small_graphs_equal_brute_force(seed):
             continue
         least = min(c for _, c in paths)
         for budget in {least - 1, least, least + 3, max(c for _, c in paths)}:
-            feasible = [l for l, c in paths if c <= budget]
-            if not feasible:
+            within = [(l, c) for l, c in paths if c <= budget]
+            if not within:
                 with pytest.raises(NoPathWithinBudget) as e:
                     q.solve(s, t, budget)
                 assert e.value.least_cost == least
                 continue
-            for query in (q, plain):
-                r = query.solve(s, t, budget)
-                assert r.length == min(feasible) and r.cost <= budget
-                assert r.length == int(g.metrics["distance"][r.path.arcs].sum())
-                assert r.path.nodes[0] == s and r.path.nodes[-1] == t
-                assert np.array_equal(g.head[r.path.arcs[:-1]], g.tail[r.path.arcs[1:]])
-            front = pareto_of([(l, c) for l, c in paths if c <= budget])
-            p = q.solve(s, t, budget, pareto=True)
-            assert [(x.length, x.cost) for x in p.pareto] == front
-            for x in p.pareto:
-                assert x.length == int(g.metrics["distance"][x.arcs].sum())
-                assert x.cost == int(g.metrics["travel_time"][x.arcs].sum())
+            yield s, t, budget, within
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_small_graphs_equal_brute_force(seed):
+    g = small_graph(seed)
+    q, plain = CspQuery(g), CspQuery(g, bounds=False)
+    for s, t, budget, within in brute_force_cases(g, q, seed):
+        for query in (q, plain):
+            r = query.solve(s, t, budget)
+            assert r.length == min(l for l, _ in within) and r.cost <= budget
+            assert r.length == int(g.metrics["distance"][r.path.arcs].sum())
+            assert r.path.nodes[0] == s and r.path.nodes[-1] == t
+            assert np.array_equal(g.head[r.path.arcs[:-1]], g.tail[r.path.arcs[1:]])
+        front = pareto_of(within)
+        p = q.solve(s, t, budget, pareto=True)
+        assert [(x.length, x.cost) for x in p.pareto] == front
+        for x in p.pareto:
+            assert x.length == int(g.metrics["distance"][x.arcs].sum())
+            assert x.cost == int(g.metrics["travel_time"][x.arcs].sum())
 
 
 @pytest.fixture(scope="module")

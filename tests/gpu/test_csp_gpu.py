@@ -14,7 +14,7 @@ from engine.csp.reference import path_totals, reference_csp, reference_csp_compi
 from engine.generate import generate_road_network
 from engine.paths import Unreachable
 from tests.conftest import ROME, need
-from tests.engine.test_csp import brute_force, check_edge_cases, pareto_of, small_graph
+from tests.engine.test_csp import brute_force_cases, check_edge_cases, pareto_of, small_graph
 
 pytestmark = pytest.mark.gpu
 
@@ -37,31 +37,16 @@ def test_small_graphs_equal_brute_force(gpu, seed):
     g = small_graph(seed)
     variants = [CspQuery(g, backend=gpu), CspQuery(g, bounds=False, backend=gpu),
                 CspQuery(g, backend=gpu, blocks=2, threads=64)]
-    rng = np.random.default_rng(seed)
-    for s, t in rng.integers(0, g.num_nodes, (6, 2)):
-        s, t = int(s), int(t)
-        paths = brute_force(g, s, t) if s != t else [(0, 0)]
-        if not paths:
-            with pytest.raises(Unreachable):
-                variants[0].solve(s, t, 10**6)
-            continue
-        least = min(c for _, c in paths)
-        for budget in {least - 1, least, least + 3, max(c for _, c in paths)}:
-            feasible = [l for l, c in paths if c <= budget]
-            if not feasible:
-                with pytest.raises(NoPathWithinBudget) as e:
-                    variants[0].solve(s, t, budget)
-                assert e.value.least_cost == least
-                continue
-            for q in variants:
-                check_answer(g, q.solve(s, t, budget), s, t, budget, min(feasible))
-            front = pareto_of([(l, c) for l, c in paths if c <= budget])
-            for q in variants[:2]:
-                p = q.solve(s, t, budget, pareto=True)
-                assert [(x.length, x.cost) for x in p.pareto] == front
-                for x in p.pareto:
-                    assert path_totals(g.first_out, g.head, g.metrics["distance"],
-                                       g.metrics["travel_time"], s, t, x.arcs) == (x.length, x.cost)
+    for s, t, budget, within in brute_force_cases(g, variants[0], seed):
+        for q in variants:
+            check_answer(g, q.solve(s, t, budget), s, t, budget, min(l for l, _ in within))
+        front = pareto_of(within)
+        for q in variants[:2]:
+            p = q.solve(s, t, budget, pareto=True)
+            assert [(x.length, x.cost) for x in p.pareto] == front
+            for x in p.pareto:
+                assert path_totals(g.first_out, g.head, g.metrics["distance"],
+                                   g.metrics["travel_time"], s, t, x.arcs) == (x.length, x.cost)
 
 
 def _sets_equal(g, minimize, metric, sets, gpu, reference, with_cpu=True, per_set=None,

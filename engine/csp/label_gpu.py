@@ -42,7 +42,7 @@ RUNNING, DONE, OUT_OF_LABELS, OUT_OF_LISTS = 0, 1, 2, 3
 UNREACHABLE, OVER_BUDGET, BY_BOUNDS = 4, 5, 6
 COMPLETE, PARETO, ADAPTIVE = 1, 2, 4
 GPU_HISTORY = ("iteration", "frontier", "k_t", "expanded", "created", "pruned_cost_bound",
-               "pruned_length_bound", "pruned_hash", "pruned_list", "dead")
+               "pruned_length_bound", "pruned_hash", "pruned_list", "dead", "split", "ns")
 INF = np.iinfo(np.int64).max
 NBINS, AR_RING = 2048, 64
 BYTES_PER_LABEL = 32 + 16 + 25    # the label, its four frontier slots, its list entry (+ chunks)
@@ -154,16 +154,23 @@ class GpuLabeling:
         if status != DONE or count == 0:
             self.hist.fill(0)                     # a run that stopped early leaves it dirty
             return run
-        parent = self.backend.to_host(self.lab_parent[:count])
-        arc = self.backend.to_host(self.lab_arc[:count])
+        witness = int(ctl[AT["witness"]])
+        ids = None
         if flags & PARETO:
             alive = self.xp.flatnonzero((self.lab_node[:count] == target) &
                                         (self.lab_dead[:count] == 0))
             ids = self.backend.to_host(alive)
+        # a label's ancestors have smaller ids (a label exists before it is expanded),
+        # so the labels up to the last one wanted hold every path
+        wanted = ([witness & ((1 << 40) - 1)] if witness != INF else []) + \
+            ([int(ids.max())] if ids is not None and ids.size else [])
+        last = max(wanted, default=0)
+        parent = self.backend.to_host(self.lab_parent[:last + 1])
+        arc = self.backend.to_host(self.lab_arc[:last + 1])
+        if flags & PARETO:
             ls, cs = self.backend.to_host(self.lab_l[alive]), self.backend.to_host(self.lab_c[alive])
             run.pareto = sorted(((int(l), int(c), label_arcs(parent, arc, int(x)))
                                  for l, c, x in zip(ls, cs, ids)), key=lambda p: p[:2])
-        witness = int(ctl[AT["witness"]])
         if witness != INF:
             x = witness & ((1 << 40) - 1)
             run.completion = witness >> 40

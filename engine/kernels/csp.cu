@@ -34,11 +34,17 @@ enum { RUNNING, DONE, OUT_OF_LABELS, OUT_OF_LISTS, UNREACHABLE, OVER_BUDGET, BY_
 #define CH 8           // label ids per chunk of a vertex's non-dominated list
 #define AR_P 6         // the AR model's order
 #define AR_RING 64     // stored growth / pruning ratios
-#define HCOLS 10       // history columns (engine/csp/label_gpu.py GPU_HISTORY)
+#define HCOLS 12       // history columns (engine/csp/label_gpu.py GPU_HISTORY)
 
 // Loads of state that other blocks write during a pass bypass L1 (not coherent).
 __device__ __forceinline__ i64 ld(const i64* p) { return __ldcg(p); }
 __device__ __forceinline__ int ld(const int* p) { return __ldcg(p); }
+
+__device__ __forceinline__ u64 globaltimer() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
 
 // ------------------------------------------------------------------ bounds trees
 // From exact distances to the target (PHAST on the reversed graph, uint64, U64_INF
@@ -504,6 +510,7 @@ __device__ void control(i64* ctl, int* hist, double* ratios, i64* history, int h
             row[4] = c[IT + S_CREATED]; row[5] = c[IT + S_PRUNED_COST];
             row[6] = c[IT + S_PRUNED_LENGTH]; row[7] = c[IT + S_PRUNED_HASH];
             row[8] = c[IT + S_PRUNED_LIST]; row[9] = c[IT + S_DEAD];
+            row[10] = c[MODE]; row[11] = (i64)globaltimer();     // the pass just ended
         }
         int slot = (int)(it % AR_RING);
         ratios[slot] = expanded > 0 ? (double)c[IT + S_CREATED] / expanded

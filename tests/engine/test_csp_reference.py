@@ -18,6 +18,7 @@ from engine.csp.reference import (least_cost, path_totals, reference_csp, refere
 from engine.generate import generate_road_network
 from engine.reference import shortest_path
 from tests.conftest import ROME, need
+from tests.cspy_peer import cspy_graph
 
 
 # ------------------------------------------------------------ small graphs, brute force
@@ -274,26 +275,6 @@ def test_synthetic_cost_is_deterministic_travel_time(generated):
 
 
 # -------------------------------------------------------------------- cspy on Rome99
-def cspy_graph(graph, length, cost, source, target):
-    """The networkx graph cspy wants: resources [hops, cost]; "Source" and "Sink" hang
-    off source and target by free arcs; parallel arcs (a DiGraph keeps one) go through
-    a midpoint node each."""
-    import networkx as nx
-    G = nx.DiGraph(directed=True, n_res=2)
-    seen = set()
-    for a, (u, v) in enumerate(zip(graph.tail.tolist(), graph.head.tolist())):
-        res = np.array([1.0, float(cost[a])])
-        if (u, v) in seen:
-            G.add_edge(u, ("mid", a), weight=float(length[a]), res_cost=res)
-            G.add_edge(("mid", a), v, weight=0.0, res_cost=np.zeros(2))
-        else:
-            G.add_edge(u, v, weight=float(length[a]), res_cost=res)
-        seen.add((u, v))
-    G.add_edge("Source", source, weight=0.0, res_cost=np.zeros(2))
-    G.add_edge(target, "Sink", weight=0.0, res_cost=np.zeros(2))
-    return G
-
-
 def test_reference_agrees_with_cspy_on_rome99():
     cspy = pytest.importorskip("cspy")
     from engine.io import load

@@ -46,6 +46,13 @@ MIN_C = 0.01          # below this a level contracts a handful of nodes: levels 
 MAX_LEVELS = 400      # expected levels above this are refused (the default C gives ~35 on NY)
 MIS_SHARE = 0.5       # about half the candidates survive the independent-set rounds
 CORE_BYTES_PER_PAIR = 32   # the core's APSP at its peak: float and int64 distances, predecessors
+# A level that contracts under STALLED of its nodes means a dense level graph (a metric
+# without a road hierarchy, such as distance on a flat network: NY's core has degree
+# ~100, a generated 2 M-node graph's ~1,000). Each further level then costs as much as
+# an early one for a handful of nodes (hundreds of levels, minutes on a GPU), so the
+# levels end there when the rest fits as the core.
+STALLED = 0.02
+MAX_STALLED_CORE = 8192
 STEPS = ("score", "select", "shortcut", "update", "extract")
 
 
@@ -69,6 +76,8 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
                  f"level {state.level}: {state.live:,} nodes left")
         if record["contracted"] == 0:    # cannot happen for a non-empty level graph
             break
+        if record["contracted"] < STALLED * record["nodes"] and core_fits(state.live):
+            break
     cancel.check()
     levels_ms = (time.perf_counter() - started) * 1000
     arrays, apsp_ms = state.finish()
@@ -79,6 +88,12 @@ def contract(graph: RoadGraph, metric: str | None = None, K: int = DEFAULT_K,
     h.params["wall_ms"] = round((time.perf_counter() - started) * 1000, 2)
     progress(1.0, f"contracted in {state.level} levels")
     return h
+
+
+def core_fits(nodes: int) -> bool:
+    """Whether ``nodes`` may end the levels early as the core (see STALLED)."""
+    from engine.io.limits import memory_budget
+    return nodes <= MAX_STALLED_CORE and nodes * nodes * CORE_BYTES_PER_PAIR <= memory_budget()
 
 
 def check_parameters(num_nodes: int, K, C) -> None:

@@ -92,6 +92,20 @@ def test_generated_200_sources():
         check_queries(h, g, np.random.default_rng(34).integers(0, g.num_nodes, 200))
 
 
+def test_a_dense_level_graph_ends_the_levels():
+    """In a clique an independent set is one node, so each level would contract one
+    node: the first such level ends the levels (engine.ch.STALLED) and the rest is
+    the core, with exact queries."""
+    n = 120
+    tail, head = np.nonzero(~np.eye(n, dtype=bool))
+    w = np.random.default_rng(5).integers(1, 100, tail.size)
+    g = RoadGraph.from_arcs(n, tail.astype(np.int64), head.astype(np.int64), {"w": w})
+    h = contract(g, K=2, C=1.0, backend=CPU)
+    assert h.num_levels == 1 and h.core_nodes.size == n - h.iterations[0]["contracted"]
+    check_invariants(h)
+    check_queries(h, g, range(0, n, 7))
+
+
 @st.composite
 def random_graphs(draw):
     n = draw(st.integers(2, 40))

@@ -241,8 +241,12 @@ __device__ int insert_label(const Labels& L, const Lists& S, i64* ctl, int w, i6
                     ctl[STATUS] = OUT_OF_LISTS;
                     result = -2;
                 } else {
-                    for (int j = 1; j < CH; ++j) S.slots[ch * CH + j] = -1;
+                    // the pool is reused from query to query: every slot is cleared and
+                    // visible before the chunk is linked, or Pareto's unlocked target
+                    // scan could read an earlier query's label id there (and prune on it)
+                    for (int j = 0; j < CH; ++j) S.slots[ch * CH + j] = -1;
                     S.chunk_next[ch] = -1;
+                    fence();
                     if (last < 0) S.vhead[w] = ch; else S.chunk_next[last] = ch;
                     free_slot = ch * CH;
                 }

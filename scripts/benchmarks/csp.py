@@ -86,7 +86,8 @@ def _notes(variant, results, over, left, extra=""):
     if variant.limit:
         parts.append(f"first {variant.limit} queries")
     if over:
-        parts.append(f"{over} over {VINE_LABELS:,} labels (left out)")
+        cap = getattr(variant.solver, "max_labels", VINE_LABELS)
+        parts.append(f"{over} over {cap:,} labels (left out)")
     if left:
         parts.append(f"{left} left out (past {variant.budget_s:.0f} s)")
     return "; ".join(parts + ([extra] if extra else []))

@@ -58,69 +58,45 @@ _POOL = ThreadPoolExecutor(2, thread_name_prefix="csp-bounds")   # Numba release
 
 
 @numba.njit(cache=True, nogil=True)
-def reverse_dial(first_in, in_tail, in_arc, w, target, source, radius, dist, next_arc,
-                 head, other, along):
-    """``reverse_dijkstra`` with Dial's buckets (integral weights below MAX_BUCKETS):
-    a circular array of max weight + 1 bucket lists, so a push and a pop cost O(1)
-    (road networks: about 3x a binary heap)."""
-    n = dist.size
-    width = 1
-    for i in range(w.size):
-        width = max(width, w[i] + 1)
-    bucket = np.full(width, -1, np.int64)
-    nxt = np.empty(n + w.size + 1, np.int64)
-    item = np.empty(n + w.size + 1, np.int64)
-    dist[target] = 0
-    bucket[0], nxt[0], item[0] = 0, -1, target
-    used, pending, d = 1, 1, 0
-    source_done = False
-    while pending > 0:
-        slot = d % width
-        e = bucket[slot]
-        if e < 0:
-            d += 1
-            continue
-        bucket[slot] = nxt[e]
-        pending -= 1
-        v = item[e]
-        if d > dist[v]:
-            continue
-        if d > radius[0] and source_done:
-            break
-        if v == source:
-            source_done = True
-        a = next_arc[v]               # the other metric along the tree (parent settled first)
-        along[v] = 0 if v == target else along[head[a]] + other[a]
-        for i in range(first_in[v], first_in[v + 1]):
-            u = in_tail[i]
-            nd = d + w[i]
-            if nd < dist[u]:
-                dist[u] = nd
-                next_arc[u] = in_arc[i]
-                s = nd % width
-                item[used], nxt[used] = u, bucket[s]
-                bucket[s] = used
-                used += 1
-                pending += 1
-
-
-@numba.njit(cache=True, nogil=True)
-def reverse_dijkstra(first_in, in_tail, in_arc, w, target, source, radius, dist, next_arc,
-                     head, other, along):
+def reverse_search(first_in, in_tail, in_arc, w, target, source, radius, dist, next_arc,
+                   head, other, along, dial):
     """Distances to ``target`` over the reversed graph (``dist`` all INF, ``along``
     all -1 on entry), exact up to the radius and at ``source``; each node's first arc
     towards the target in ``next_arc``, and in ``along`` the sum of ``other`` (the
     other metric, per forward arc) along that tree path, set when the node settles
-    (-1: never settled, its dist not exact)."""
+    (-1: never settled, its dist not exact).
+
+    The queue is Dial's buckets with ``dial`` (integral weights below MAX_BUCKETS: a
+    circular array of max weight + 1 bucket lists, O(1) push and pop, about 3x a
+    binary heap on road networks), else a binary heap."""
     n = dist.size
-    key = np.empty(n + w.size + 1, dtype=np.int64)
-    node = np.empty(n + w.size + 1, dtype=np.int64)
+    width = 1
+    if dial:
+        for i in range(w.size):
+            width = max(width, w[i] + 1)
+    bucket = np.full(width, -1, np.int64)       # Dial: the first entry of each bucket
+    nxt = np.empty(n + w.size + 1, np.int64)    # Dial: the next entry; heap: its keys
+    item = np.empty(n + w.size + 1, np.int64)   # the node of each entry
     dist[target] = 0
-    size = heap_push(key, node, 0, 0, target)
+    used, d = 1, 0
+    if dial:
+        bucket[0], nxt[0], item[0] = 0, -1, target
+        size = 1
+    else:
+        size = heap_push(nxt, item, 0, 0, target)
     source_done = False
     while size > 0:
-        d, v = key[0], node[0]
-        size = heap_pop(key, node, size)
+        if dial:
+            e = bucket[d % width]
+            if e < 0:
+                d += 1
+                continue
+            bucket[d % width] = nxt[e]
+            size -= 1
+            v = item[e]
+        else:
+            d, v = nxt[0], item[0]
+            size = heap_pop(nxt, item, size)
         if d > dist[v]:
             continue
         if d > radius[0] and source_done:
@@ -135,7 +111,14 @@ def reverse_dijkstra(first_in, in_tail, in_arc, w, target, source, radius, dist,
             if nd < dist[u]:
                 dist[u] = nd
                 next_arc[u] = in_arc[i]
-                size = heap_push(key, node, size, nd, u)
+                if dial:
+                    slot = nd % width
+                    item[used], nxt[used] = u, bucket[slot]
+                    bucket[slot] = used
+                    used += 1
+                    size += 1
+                else:
+                    size = heap_push(nxt, item, size, nd, u)
 
 
 def search(rev: ReverseGraph, weight: np.ndarray, other: np.ndarray, head, target: int,
@@ -144,9 +127,9 @@ def search(rev: ReverseGraph, weight: np.ndarray, other: np.ndarray, head, targe
     ``radius`` an int64 [1] array that another thread may lower while it runs."""
     n = rev.first_in.size - 1
     dist, nxt, along = np.full(n, INF, np.int64), np.full(n, -1, np.int32), np.full(n, -1, np.int64)
-    run = reverse_dial if weight.size and int(weight.max()) < MAX_BUCKETS else reverse_dijkstra
-    run(rev.first_in, rev.tail, rev.arc, weight, int(target), int(source), radius, dist, nxt,
-        head, other, along)
+    dial = bool(weight.size) and int(weight.max()) < MAX_BUCKETS
+    reverse_search(rev.first_in, rev.tail, rev.arc, weight, int(target), int(source), radius,
+                   dist, nxt, head, other, along, dial)
     unsettled = along < 0            # reached past the radius: not exact, so "prune"
     dist[unsettled], nxt[unsettled] = INF, -1
     return dist, nxt, along

@@ -239,3 +239,25 @@ def test_new_york_q1_equals_the_stored_reference(ny):
         assert r.length == item["reference"]["length"] and r.cost <= budget, item
         assert path_totals(ny.first_out, ny.head, L, C, s, t, r.path.arcs) == (r.length, r.cost)
     assert len(stored["sets"]["Q1"]) == 20
+
+
+@pytest.mark.parametrize("radius", [2**62, 3_000])
+def test_reverse_search_dial_and_heap_agree(radius):
+    """The bounds' reverse search with Dial's buckets and with a binary heap (weights of
+    MAX_BUCKETS or more): the same distances, and the same tree sums where settled."""
+    from engine.csp.bounds import INF, ReverseGraph, reverse_search
+    g = generate_road_network(3_000, seed=8)
+    length, cost = (np.asarray(g.metrics[m], np.int64) for m in ("distance", "travel_time"))
+    rev = ReverseGraph.of(g, length, cost)
+    out = []
+    for dial in (True, False):
+        dist, nxt = np.full(g.num_nodes, INF, np.int64), np.full(g.num_nodes, -1, np.int32)
+        along = np.full(g.num_nodes, -1, np.int64)
+        reverse_search(rev.first_in, rev.tail, rev.arc, rev.length, 7, 7,
+                       np.array([radius], np.int64), dist, nxt, g.head, cost, along, dial)
+        out.append((dist, along))
+    (d1, a1), (d2, a2) = out
+    settled = a1 >= 0
+    assert np.array_equal(settled, a2 >= 0) and settled.sum() > 100
+    assert np.array_equal(d1[settled], d2[settled])
+    assert (radius < 2**62) == (not settled.all())

@@ -74,6 +74,23 @@ def _grow(a, n):
 
 
 @numba.njit(cache=True)
+def _grow_all(k, node, lab_l, lab_c, parent, arc, pk, heap):
+    return (_grow(node, k), _grow(lab_l, k), _grow(lab_c, k), _grow(parent, k), _grow(arc, k),
+            _grow(pk, k), _grow(heap, k))
+
+
+@numba.njit(cache=True)
+def _record(history, rows, stats, frontier):
+    """One HISTORY row (the counts so far) while there is room; the rows written."""
+    if rows < history.shape[0]:
+        history[rows, 0], history[rows, 1] = stats[1], frontier
+        history[rows, 2], history[rows, 3] = stats[2], stats[3]
+        history[rows, 4], history[rows, 5] = stats[4], stats[0]
+        rows += 1
+    return rows
+
+
+@numba.njit(cache=True)
 def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb_c,
                  cost_along, length_along, complete, pareto, max_labels, stats, history):
     """Labels (node, l, c, parent, arc) and the answer: ``found`` label indices and
@@ -111,11 +128,8 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
             continue
         settled_cost[v] = cx
         stats[1] += 1
-        if stats[1] % HISTORY_EVERY == 1 and rows < history.shape[0]:
-            history[rows, 0], history[rows, 1] = stats[1], size
-            history[rows, 2], history[rows, 3] = stats[2], stats[3]
-            history[rows, 4], history[rows, 5] = stats[4], stats[0]
-            rows += 1
+        if stats[1] % HISTORY_EVERY == 1:
+            rows = _record(history, rows, stats, size)
         if complete and cx + cost_along[v] < target_cost:
             found[0], nfound, completion = x, 1, 1     # its shortest completion fits: optimal
             break
@@ -150,9 +164,8 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
                 size = 0
                 break
             if count == node.size:
-                k = count + 1
-                node, lab_l, lab_c = _grow(node, k), _grow(lab_l, k), _grow(lab_c, k)
-                parent, arc, pk, heap = _grow(parent, k), _grow(arc, k), _grow(pk, k), _grow(heap, k)
+                node, lab_l, lab_c, parent, arc, pk, heap = _grow_all(
+                    count + 1, node, lab_l, lab_c, parent, arc, pk, heap)
             node[count], lab_l[count], lab_c[count] = w, nl, nc
             parent[count], arc[count], pk[count] = x, a, nl + lb_l[w]
             if better:                           # its least-cost completion is a new incumbent

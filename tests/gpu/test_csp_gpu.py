@@ -80,12 +80,17 @@ def _sets_equal(g, minimize, metric, sets, gpu, reference, with_cpu=True, per_se
     return checked
 
 
-def test_rome99_query_sets(gpu):
+def rome99_query_sets():
+    """Rome99 with its synthetic cost metric, the length metric's name, Vine's sets."""
     from engine.io import load
     g = load([need(ROME)])
     length = g.metric_names[0]
     sets = build_query_sets(g, length, "synthetic", seed=0)
-    g = with_cost_metric(g, "synthetic", length)
+    return with_cost_metric(g, "synthetic", length), length, sets
+
+
+def test_rome99_query_sets(gpu):
+    g, length, sets = rome99_query_sets()
     assert _sets_equal(g, length, "synthetic", sets, gpu, reference_csp) == 60
 
 
@@ -94,11 +99,7 @@ def test_rome99_pareto_sets_repeated(gpu):
     list without its lock, so a chunk linked before its slots were cleared once let an
     earlier query's label prune the optimum (about 1 in 1,000 Pareto sets on Rome99).
     Ten rounds of the 60 queries, each Pareto set's first point against the reference."""
-    from engine.io import load
-    g = load([need(ROME)])
-    length = g.metric_names[0]
-    sets = build_query_sets(g, length, "synthetic", seed=0)
-    g = with_cost_metric(g, "synthetic", length)
+    g, length, sets = rome99_query_sets()
     L, C = (np.asarray(g.metrics[m], np.int64) for m in (length, "synthetic"))
     queries = [q for name in ("Q1", "Q2", "Q3") for q in internal_queries(g, sets, name)]
     expected = {q: reference_csp_compiled(g.first_out, g.head, L, C, *q)[0] for q in queries}

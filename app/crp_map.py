@@ -27,6 +27,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.map_view import Colouring
 from engine.crp.local_search import FORBIDDEN
+from engine.units import Unit
 
 # Distinct colours, readable on the map's light background (no greys: the boundary is dark).
 CELL_PALETTE = ((230, 25, 75), (60, 180, 75), (0, 130, 200), (245, 130, 48),
@@ -297,10 +298,6 @@ def _level_pen(level: int):
 
 
 def format_cost(cost: int, unit: str) -> str:
-    """A cost for people: deciseconds as s / min, metres as m / km, else the number."""
-    if unit == "ds":
-        s = cost / 10
-        return f"{s:.1f} s" if s < 60 else f"{int(s // 60)}:{int(s % 60):02d} min"
-    if unit == "m":
-        return f"{cost} m" if cost < 1000 else f"{cost / 1000:.2f} km"
-    return f"{cost:,} {unit}".rstrip()
+    """A cost for people (engine.units' display form); a unit it does not know, as written."""
+    u = Unit(unit)
+    return u.format(cost) if u.kind or not unit else f"{cost:,} {unit}"

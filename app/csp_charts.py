@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from engine.summary import TIME_UNIT_SECONDS, format_duration
+from engine.units import Unit, format_duration
 
 from app.widgets import style_plot
 
@@ -54,26 +54,25 @@ def history_series(history, columns) -> tuple[str, np.ndarray, dict]:
 
 
 def metric_text(value: float, unit: str) -> str:
-    """``value`` of a metric in real units: "12 min 05 s" (tenths when not a whole
+    """``value`` of a metric in real units: "12:05 min" (tenths when not a whole
     second, so a budget one unit below another reads differently), "3.40 km", "120 units"."""
-    if unit in TIME_UNIT_SECONDS:
-        seconds = value * TIME_UNIT_SECONDS[unit]
+    u = Unit(unit)
+    if u.kind == "time":
+        seconds = value * u.size
         if abs(seconds - round(seconds)) < 1e-6 or seconds >= 3600:
             return format_duration(seconds)
         m, s = divmod(round(seconds, 1), 60)
-        return f"{int(m)} min {s:04.1f} s"
-    if unit == "m":
-        return f"{value / 1000:.2f} km" if abs(value) >= 1000 else f"{value:,.0f} m"
+        return f"{int(m)}:{s:04.1f} min" if m else f"{s:.1f} s"
+    if u.kind == "length":
+        return u.format(value)
     return f"{value:,} {unit or 'units'}"
 
 
 def axis_scale(name: str, unit: str) -> tuple[float, str]:
     """(factor, axis label): a metric's raw values times factor on a chart axis."""
-    if unit in TIME_UNIT_SECONDS:
-        return TIME_UNIT_SECONDS[unit] / 60, f"{name} (min)"
-    if unit == "m":
-        return 1e-3, f"{name} (km)"
-    return 1.0, f"{name} ({unit or 'units'})"
+    u = Unit(unit)
+    factor, suffix = u.axis()
+    return factor, f"{name} ({suffix if u.kind else unit or suffix})"
 
 
 class CspCharts(QWidget):

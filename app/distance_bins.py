@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 
-from engine.summary import TIME_UNIT_SECONDS
+from engine.units import UNKNOWN, unit_of
 
 MAX_BINS = 16
 NICE_STEPS = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)   # x 10^k: 12-16 bins for any range
@@ -25,30 +25,28 @@ UNREACHABLE_COLOR = (190, 190, 190)
 class DisplayUnit:
     """How a metric's values read: ``value * factor`` in ``suffix``."""
     factor: float
-    suffix: str               # "km", "min" or "" (raw metric units)
+    suffix: str               # "km", "min" or "units" (raw metric units)
 
     def format(self, value: float, decimals: int | None = None, suffix: bool = True,
                compact: bool = False) -> str:
         """``compact`` writes large raw values as 800k, 1.2M (for legends)."""
         v = value * self.factor
-        if compact and not self.suffix and abs(v) >= 10_000:
+        raw = self.suffix == UNKNOWN
+        if compact and raw and abs(v) >= 10_000:
             big = abs(v) >= 1_000_000
-            return f"{v / (1e6 if big else 1e3):.4g}{'M' if big else 'k'}"
+            text = f"{v / (1e6 if big else 1e3):.4g}{'M' if big else 'k'}"
+            return f"{text} {self.suffix}" if suffix else text
         if decimals is None:
-            decimals = 2 if self.suffix and abs(v) < 100 else 0
+            decimals = 2 if not raw and abs(v) < 100 else 0
         text = f"{v:,.{decimals}f}"
         if decimals:
             text = text.rstrip("0").rstrip(".")
-        return f"{text} {self.suffix}" if suffix and self.suffix else text
+        return f"{text} {self.suffix}" if suffix else text
 
 
 def display_unit(metric_units: dict, metric: str) -> DisplayUnit:
-    unit = metric_units.get(metric, "")
-    if unit == "m":
-        return DisplayUnit(1 / 1000, "km")
-    if unit in TIME_UNIT_SECONDS:
-        return DisplayUnit(TIME_UNIT_SECONDS[unit] / 60, "min")
-    return DisplayUnit(1.0, "")
+    """km for lengths, minutes for times, "units" when the unit is not known."""
+    return DisplayUnit(*unit_of(metric_units, metric).axis())
 
 
 def nice_step(raw: float) -> float:

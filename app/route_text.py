@@ -2,15 +2,12 @@
 edit (no Qt: plain text for the side panel and the tests)."""
 from __future__ import annotations
 
-from engine.summary import format_duration, route_summary
-
-UNIT_SECONDS = {"ds": 0.1, "s": 1.0}
+from engine.summary import route_summary
+from engine.units import Unit, format_duration, format_length
 
 
 def turn_cost_text(cost: int, unit: str) -> str:
-    if unit in UNIT_SECONDS:
-        return format_duration(cost * UNIT_SECONDS[unit])
-    return f"{cost:,} {unit or 'units'}"
+    return Unit(unit).format(cost) if Unit(unit).kind else f"{cost:,} {unit or 'units'}"
 
 
 def turns_text(turns: dict) -> str:
@@ -36,8 +33,9 @@ def change_text(graph, before, after) -> str:
         parts.append(f"time {format_duration(a.travel_time_s)} → {format_duration(b.travel_time_s)} "
                      f"({sign}{format_duration(abs(delta))})")
     if a.length_m is not None and b.length_m is not None:
-        parts.append(f"{a.length_m / 1000:.2f} → {b.length_m / 1000:.2f} km "
-                     f"({(b.length_m - a.length_m) / 1000:+.2f})")
+        delta = b.length_m - a.length_m
+        parts.append(f"{format_length(a.length_m)} → {format_length(b.length_m)} "
+                     f"({'+' if delta >= 0 else '−'}{format_length(abs(delta))})")
     if before.turns and after.turns:
         for name, n in after.turns["by_type"].items():
             m = before.turns["by_type"].get(name, 0)

@@ -8,6 +8,8 @@ import os
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QFileDialog, QGroupBox, QLabel, QVBoxLayout
 
+from engine.units import unit_of
+
 from app import map_style as style
 from app.controllers.base import Controller, register_controller
 from app.widgets import selectable_label, swatch
@@ -75,8 +77,7 @@ class GraphController(Controller):
         name = g.source or "graph"
         self.window.setWindowTitle(f"RouteLab — {name}")
         self.window.size_label.setText(f"{g.num_nodes:,} nodes · {g.num_arcs:,} arcs")
-        units = ", ".join(f"{m} ({g.metric_units[m]})" if m in g.metric_units else m
-                          for m in g.metric_names)
+        units = ", ".join(f"{m} (in {unit_of(g.metric_units, m).words})" for m in g.metric_names)
         info = [f"<b>{name}</b>", f"{g.num_nodes:,} nodes, {g.num_arcs:,} arcs",
                 f"metrics: {units}", f"loaded in {result.seconds:.2f} s"]
         if g.data_license:

@@ -13,10 +13,11 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog
 
+from engine.units import unit_of
+
 from app import map_style as style
 from app.controllers.base import Controller, register_controller
 from app.controllers.graph import file_stem
-from app.distance_bins import display_unit
 from app.hierarchy_charts import ContractionChart, PhastChart
 from app.hierarchy_overlay import HierarchyOverlay
 from app.hierarchy_panel import HierarchyPanel
@@ -262,7 +263,7 @@ class HierarchyController(Controller):
         shortcut = h.is_shortcut(arcs)
         other = np.where(is_up, h.arc_head[arcs], h.arc_tail[arcs])
         self.overlay.show_arcs(node, arcs, other, is_up, shortcut)
-        unit = display_unit(s.graph.metric_units, h.metric)
+        unit = unit_of(s.graph.metric_units, h.metric)
         p.set_arcs([(int(a), f"{'↑' if u else '↓'} {s.node_id(o)} · lvl {h.node_level[o]} · "
                              f"{'shortcut' if sc else 'road'} · {unit.format(int(h.arc_weight[a]))}")
                     for a, u, o, sc in zip(arcs, is_up, other, shortcut)])
@@ -295,7 +296,7 @@ class HierarchyController(Controller):
         originals, mid = h.unpack(arc), h.midpoint(arc)
         self.overlay.set_unpacked(route_polyline(s.drawing.points, g, originals), mid)
         self.panel.select_arc(arc)
-        unit = display_unit(g.metric_units, h.metric)
+        unit = unit_of(g.metric_units, h.metric)
         t, hd = int(h.arc_tail[arc]), int(h.arc_head[arc])
         lines = [f"<b>{'Shortcut' if h.is_shortcut(arc) else 'Road arc'} {g.node_id[t]} → "
                  f"{g.node_id[hd]}</b> · {unit.format(int(h.arc_weight[arc]))}"]

@@ -16,6 +16,7 @@ from engine import paths
 from engine.capabilities.tree import PHAST, PHAST_LABEL
 from engine.sssp import METHODS
 from engine.summary import route_summary
+from engine.units import unit_of
 
 from app.compare_chart import CompareChart
 from app.controllers.base import Controller, register_controller
@@ -220,8 +221,8 @@ class TreeController(Controller):
 
     def _info_html(self, a) -> str:
         s, d = self.session, a.tree.distance
-        unit = s.tree_bins.unit
-        what = a.tree.metric if unit.suffix else f"{a.tree.metric}, in metric units"
+        unit = unit_of(s.graph.metric_units, a.tree.metric)
+        what = a.tree.metric + ("" if unit.kind else " (its unit is not known)")
         return "<br>".join([
             f"<b>From node {s.node_id(a.tree.source)}</b> · {what}", a.method_label, f"on {a.backend}",
             f"<b>{a.compute_ms:.2f} ms</b> ({a.total_ms:.2f} ms with the copy to host)",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from engine.capabilities import Capability, Param, register
 from engine.io import siblings_used
+from engine.units import Unit
 
 
 def describe(workspace, params: dict, ctx) -> dict:
@@ -38,8 +39,10 @@ def _partition(workspace, params: dict) -> dict:
 def text(r: dict) -> str:
     lines = [f"{r['source']}: {r['nodes']:,} nodes, {r['arcs']:,} arcs"]
     for name, m in r["metrics"].items():
-        unit = f" {m['unit']}" if m["unit"] else ""
-        lines.append(f"  metric {name}: {m['min']:,}..{m['max']:,}{unit}")
+        unit = Unit(m["unit"])
+        lines.append(f"  metric {name}: {m['min']:,}..{m['max']:,} {unit.name} "
+                     f"({unit.format(m['min'])} .. {unit.format(m['max'])})" if unit.kind else
+                     f"  metric {name}: {m['min']:,}..{m['max']:,} (unit not known)")
     lines += [f"  coordinates: {'yes' if r['coordinates'] else 'no'}",
               f"  arc attributes: {', '.join(r['arc_attributes']) or 'none'}",
               f"  arc geometry: {'yes' if r['arc_geometry'] else 'no'}",

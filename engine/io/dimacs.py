@@ -20,6 +20,7 @@ from engine.io.dimacs_text import RecordStream, problem_numbers
 from engine.io.errors import LoadError
 from engine.io.limits import check_allocation, expansion_limit, open_regular
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+from engine.units import infer_units
 
 # Metric names by the DIMACS USA naming scheme (USA-road-d.NY.gr = distance).
 _METRIC_BY_LETTER = {"d": "distance", "t": "travel_time"}
@@ -247,8 +248,10 @@ def _finish(first: Path, n, tail, head, metrics, cos, extra_co, used, progress, 
     cancel.check()
     progress(0.99, "building the graph")
     try:
-        return RoadGraph.from_arcs(
+        graph = RoadGraph.from_arcs(
             n, tail, head, metrics, node_id=np.arange(1, n + 1, dtype=np.int64),
             lon=lon, lat=lat, source=" + ".join(used))
     except GraphError as e:
         raise LoadError(first, str(e)) from None
+    graph.metric_units.update(infer_units(graph))     # DIMACS files do not say
+    return graph

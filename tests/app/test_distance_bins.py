@@ -21,14 +21,16 @@ def test_bins_cover_the_range_with_a_nice_width(top):
 def test_units_and_labels():
     assert display_unit({"distance": "m"}, "distance").suffix == "km"
     assert display_unit({"travel_time": "ds"}, "travel_time").suffix == "min"
-    assert display_unit({}, "distance").suffix == ""
+    assert display_unit({}, "distance").suffix == "units"
+    assert display_unit({"distance": "dm"}, "distance").factor == pytest.approx(1e-4)
     km = make_bins(23_456, display_unit({"d": "m"}, "d"))
     assert km.labels()[:2] == ["0 – 1.5 km", "1.5 – 3 km"]
     minutes = make_bins(36_000, display_unit({"t": "ds"}, "t"))       # one hour in ds
     assert minutes.labels()[-1] == "56 – 60 min"
     raw = make_bins(1_317_271, display_unit({}, "distance"))
-    assert raw.labels()[:2] == ["0 – 100k", "100k – 200k"] and raw.labels()[-1] == "1.3M – 1.4M"
-    assert display_unit({}, "distance").format(1_317_271) == "1,317,271"
+    assert raw.labels()[:2] == ["0 – 100k units", "100k – 200k units"]
+    assert raw.labels()[-1] == "1.3M – 1.4M units"
+    assert display_unit({}, "distance").format(1_317_271) == "1,317,271 units"
     assert nice_step(2.56) == 3 and nice_step(0.07) == pytest.approx(0.08)
 
 

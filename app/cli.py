@@ -43,11 +43,15 @@ def command_names() -> list[str]:
     return [c.name for c in capabilities.all_capabilities()]
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line; with ``only``, that command's arguments alone (the others'
+    choices can need heavy imports: the tree methods load Numba)."""
     p = _Parser(prog="routelab", description="RouteLab headless commands")
     sub = p.add_subparsers(dest="command", required=True)
     for cap in capabilities.all_capabilities():
         sp = sub.add_parser(cap.name, help=cap.help, description=cap.help)
+        if only is not None and cap.name != only:
+            continue
         sp.add_argument("files", nargs="+", help="graph files (DIMACS .gr/.co, OSM, cache)")
         for param in cap.params:
             if param.cli:
@@ -179,7 +183,7 @@ def main(argv: list[str]) -> int:
 
 
 def _run(argv: list[str]) -> int:
-    args = parser().parse_args(argv)
+    args = parser(only=argv[0] if argv and argv[0] in command_names() else None).parse_args(argv)
     cap = capabilities.get(args.command)
     result = run_capability(cap, args)
     if args.json:

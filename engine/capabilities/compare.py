@@ -1,12 +1,17 @@
 """compare: every SSSP method and the CPU reference from one node, timed and checked."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engine.capabilities import Capability, register
 from engine.capabilities.common import METRIC, SOURCE
-from engine.compare import Comparison, compare_methods
+
+if TYPE_CHECKING:
+    from engine.compare import Comparison
 
 
 def compare(workspace, params: dict, ctx) -> Comparison:
+    from engine.compare import compare_methods
     return compare_methods(workspace, int(params["source"]), params.get("metric"), ctx)
 
 

@@ -1,10 +1,14 @@
 """contract: build a CU-CH contraction hierarchy; every level is reported as it finishes."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engine.capabilities import Capability, Param, register
 from engine.capabilities.common import METRIC, text_lines
-from engine.ch import DEFAULT_C, DEFAULT_K, MIN_C, Hierarchy, check_parameters, contract
+from engine.ch_parameters import DEFAULT_C, DEFAULT_K, MIN_C, check_parameters
 
+if TYPE_CHECKING:
+    from engine.ch import Hierarchy
 
 WARM_UP_NODES = 400    # a generated network this small runs every step in a few ms
 
@@ -12,6 +16,7 @@ WARM_UP_NODES = 400    # a generated network this small runs every step in a few
 def build(workspace, params: dict, ctx) -> Hierarchy:
     K, C = params.get("K", DEFAULT_K), params.get("C", DEFAULT_C)
     check_parameters(workspace.graph.num_nodes, K, C)     # before the warm-up: a bad K says so at once
+    from engine.ch import contract
     workspace.warm_once(("contract", workspace.backend.name), lambda: _warm_up(workspace.backend))
     h = contract(workspace.graph, params.get("metric"), K=K, C=C, backend=workspace.backend,
                  progress=ctx.progress, cancel=ctx.cancel, on_iteration=ctx.record)

@@ -1,10 +1,14 @@
 """partition: the metric-independent nested CRP partition (METIS, top-down)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engine.capabilities import Capability, Param, register
 from engine.capabilities.common import text_lines
-from engine.crp.partition import Partition, partition_graph
 from engine.io.validate_partition import MAX_LOG2
+
+if TYPE_CHECKING:
+    from engine.crp.partition import Partition
 
 
 def parse_sizes(text, what: str, allow_none: bool = False) -> tuple[int, ...] | None:
@@ -35,6 +39,7 @@ def parse_sizes(text, what: str, allow_none: bool = False) -> tuple[int, ...] | 
 def build(workspace, params: dict, ctx) -> Partition:
     levels = parse_sizes(params.get("levels"), "levels")
     mezzanine = parse_sizes(params.get("mezzanine"), "mezzanine", allow_none=True)
+    from engine.crp.partition import partition_graph
     p = partition_graph(workspace.graph, levels=levels, mezzanine=mezzanine,
                         seed=params.get("seed") or 0, progress=ctx.progress, cancel=ctx.cancel)
     workspace.set_partition(p)

@@ -20,7 +20,6 @@ step's parity.
 """
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -34,18 +33,14 @@ from engine.ch.score import importance
 from engine.ch.select import independent_set
 from engine.ch.shortcut import find_shortcuts
 from engine.ch.update import ArcTable
+from engine.ch_parameters import (CORE_BYTES_PER_PAIR, DEFAULT_C, DEFAULT_K, MIN_C,  # noqa: F401
+                                   check_parameters)
 from engine.graph import RoadGraph
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from engine.timing import Timer
 
 __all__ = ["contract", "check_parameters", "Hierarchy"]
 
-DEFAULT_K = 1025      # stop when fewer nodes remain; they form the core
-DEFAULT_C = 0.3       # share of the live nodes that are candidates for U_l
-MIN_C = 0.01          # below this a level contracts a handful of nodes: levels without end
-MAX_LEVELS = 400      # expected levels above this are refused (the default C gives ~35 on NY)
-MIS_SHARE = 0.5       # about half the candidates survive the independent-set rounds
-CORE_BYTES_PER_PAIR = 32   # the core's APSP at its peak: float and int64 distances, predecessors
 # A level that contracts under STALLED of its nodes means a dense level graph (a metric
 # without a road hierarchy, such as distance on a flat network: NY's core has degree
 # ~100, a generated 2 M-node graph's ~1,000). Each further level then costs as much as
@@ -94,32 +89,6 @@ def core_fits(nodes: int) -> bool:
     """Whether ``nodes`` may end the levels early as the core (see STALLED)."""
     from engine.io.limits import memory_budget
     return nodes <= MAX_STALLED_CORE and nodes * nodes * CORE_BYTES_PER_PAIR <= memory_budget()
-
-
-def check_parameters(num_nodes: int, K, C) -> None:
-    """Refuse, naming the parameter and its range, a K or C that would exhaust memory or
-    time. K > n is allowed and means "no levels": the whole graph is the core; either
-    way the core's distance matrix (up to min(K, n) squared entries) must fit the memory
-    budget. C must keep the expected number of levels, log(n/K) / -log(1 - C/2), sane."""
-    from engine.io.limits import memory_budget
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)):
-        raise ValueError(f"K (the core size) must be a whole number, not {K!r}")
-    if K < 2:
-        raise ValueError(f"K (the core size) must be at least 2, not {K}")
-    core = min(int(K), max(num_nodes, 2))
-    budget = memory_budget()
-    if core * core * CORE_BYTES_PER_PAIR > budget:
-        largest = math.isqrt(budget // CORE_BYTES_PER_PAIR)
-        raise ValueError(f"K (the core size) = {K:,}: a core of {core:,} nodes needs a "
-                         f"{core * core * CORE_BYTES_PER_PAIR / 2**30:,.1f} GiB distance matrix, "
-                         f"more than the memory budget; K must be in 2..{largest:,}")
-    if not (isinstance(C, (int, float, np.floating)) and MIN_C <= C <= 1.0):
-        raise ValueError(f"C (the selection fraction) must be in [{MIN_C}, 1], not {C!r}")
-    levels = math.log(max(num_nodes / K, 1.0)) / -math.log(1.0 - C * MIS_SHARE)
-    if levels > MAX_LEVELS:
-        raise ValueError(f"C (the selection fraction) = {C} would take about {levels:,.0f} levels "
-                         f"to contract {num_nodes:,} nodes down to K = {K:,} (at most {MAX_LEVELS}); "
-                         f"use a larger C or K")
 
 
 class Contraction:

@@ -58,5 +58,36 @@ def bench_dijkstra() -> tuple[list[str], list[list[str]]]:
     return ["graph", "nodes", "sources", "median one-to-all (tree + parent arcs)", "range"], rows
 
 
+def bench_info() -> tuple[list[str], list[list[str]]]:
+    """Wall time of `routelab info` on a small file (Rome99, 3,353 nodes), as a person
+    runs it: a new process each time, median of 15, beside a bare interpreter's start."""
+    import subprocess
+    import sys
+    import time
+
+    rome = DATA / "dimacs" / "rome99.gr"
+    if not rome.exists():
+        return ["command", "note"], [["routelab info", "shared data absent"]]
+
+    def wall(args: list[str]) -> float:
+        times = []
+        for _ in range(15):
+            t0 = time.perf_counter()
+            subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times)
+
+    bare = wall([sys.executable, "-c", "pass"])
+    numpy = wall([sys.executable, "-c", "import numpy"])
+    script = Path(sys.executable).with_name("routelab")      # the installed entry point
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "app.main"]
+    info = wall(command + ["info", str(rome)])
+    return ["command", "median wall (15 runs)", "× a bare interpreter", "target"], [
+        ["python -c pass (baseline)", f"{bare * 1000:.0f} ms", "1.0", ""],
+        ["python -c 'import numpy'", f"{numpy * 1000:.0f} ms", f"{numpy / bare:.1f}", ""],
+        ["routelab info rome99.gr", f"{info * 1000:.0f} ms", f"{info / bare:.1f}", "≤ 400 ms"]]
+
+
 SECTIONS = {"load": ("Load times", bench_load),
+            "info": ("`routelab info` start-up", bench_info),
             "dijkstra": ("Reference Dijkstra (scipy, CPU)", bench_dijkstra)}

@@ -1,8 +1,10 @@
 """Charts of the contraction hierarchy (pyqtgraph, in docks of the main window).
 
 ``ContractionChart`` fills while CU-CH runs: per iteration (level) a stacked bar of the
-five step times (score, select, shortcut, update, extract), and below it, on a log
+five step times (score, select, shortcut, update, extract), and beside it, on a log
 axis, how many nodes the level contracted (|U_l|) and how many were live (|V_l|).
+Side by side, each chart gets the dock's full height: stacked, a dock a quarter of a
+1280x800 window tall left each of them a strip too thin to read.
 
 ``PhastChart`` shows one PHAST query level by level: the upward sweep (level 0 up),
 the core, then the downward sweep (top level down), one bar each.
@@ -30,17 +32,23 @@ class ContractionChart(pg.GraphicsLayoutWidget):
         super().__init__(parent)
         self.setBackground("w")
         self.title_label = self.addLabel("Contract the graph: Hierarchy ▸ Contract", row=0, col=0,
-                                         color="#555", size="10pt")
-        self.legend = pg.LegendItem(colCount=len(STEPS) + 2, labelTextColor="k", frame=False)
+                                         colspan=2, color="#555", size="10pt")
+        self.legend = pg.LegendItem(colCount=len(STEPS), labelTextColor="k", frame=False)
         self.addItem(self.legend, row=1, col=0)          # its own row: never over the bars
+        self.sizes_legend = pg.LegendItem(colCount=2, labelTextColor="k", frame=False)
+        self.addItem(self.sizes_legend, row=1, col=1)
         self.times = self.addPlot(row=2, col=0)
-        self.sizes = self.addPlot(row=3, col=0)
+        self.sizes = self.addPlot(row=2, col=1)
         self.sizes.setXLink(self.times)
-        style_plot(self.times, "step time (ms)", grid=(False, True))
+        style_plot(self.times, "step time (ms)", "iteration (level)", grid=(False, True))
         style_plot(self.sizes, "nodes", "iteration (level)", grid=(False, True))
         self.sizes.setLogMode(y=True)
-        self.ci.layout.setRowStretchFactor(2, 3)
-        self.ci.layout.setRowStretchFactor(3, 2)
+        self.ci.layout.setColumnStretchFactor(0, 3)    # the step times have more to show
+        self.ci.layout.setColumnStretchFactor(1, 2)
+        self.ci.layout.setContentsMargins(4, 2, 4, 2)  # tight: the plots get the dock's height
+        self.ci.layout.setVerticalSpacing(0)
+        for legend in (self.legend, self.sizes_legend):
+            legend.layout.setContentsMargins(0, 0, 0, 0)
         self.bars = {}
         for step, color in zip(STEPS, STEP_COLORS):
             self.bars[step] = pg.BarGraphItem(x=np.zeros(0), height=np.zeros(0), width=0.8,
@@ -51,8 +59,8 @@ class ContractionChart(pg.GraphicsLayoutWidget):
                                     symbolBrush=LIVE_COLOR, symbolPen=None)
         self.contracted = self.sizes.plot(pen=pg.mkPen(CONTRACTED_COLOR, width=2), symbol="o",
                                           symbolSize=6, symbolBrush=CONTRACTED_COLOR, symbolPen=None)
-        self.legend.addItem(self.contracted, "|Uₗ| contracted")
-        self.legend.addItem(self.live, "|Vₗ| live nodes")
+        self.sizes_legend.addItem(self.contracted, "|Uₗ| contracted")
+        self.sizes_legend.addItem(self.live, "|Vₗ| live nodes")
         self.records: list[dict] = []
         self.title = ""
 

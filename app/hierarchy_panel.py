@@ -11,6 +11,8 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox
 
 from engine.ch_parameters import DEFAULT_C, DEFAULT_K
 
+from app.widgets import FoldingLabel
+
 
 class HierarchyPanel(QGroupBox):
     arc_picked = Signal(int)      # a hierarchy arc chosen in the list
@@ -57,7 +59,7 @@ class HierarchyPanel(QGroupBox):
         views.addWidget(self.inspect_button)
         column.addLayout(views)
         self.legend = QLabel(wordWrap=True)
-        self.inspect_info = QLabel(wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
+        self.inspect_info = FoldingLabel()      # no room taken while empty: the panel fits 1280x800
         self.arc_list = QListWidget(toolTip="Pick an arc: unpack it onto the road")
         self.arc_list.setMaximumHeight(170)
         self.arc_list.setFocusPolicy(Qt.ClickFocus)
@@ -66,7 +68,7 @@ class HierarchyPanel(QGroupBox):
         column.addWidget(self.legend)
         column.addWidget(self.inspect_info)
         column.addWidget(self.arc_list)
-        self.arc_info = QLabel(wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
+        self.arc_info = FoldingLabel()
         column.addWidget(self.arc_info)
         for w in (self.contract_button, self.cancel_button, self.levels_button, self.inspect_button):
             w.setFocusPolicy(Qt.NoFocus)

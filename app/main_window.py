@@ -8,6 +8,11 @@ menu and no controller), builds the menus' capability actions from the registry
 and passes session changes (graph, endpoints, mode, hierarchy, Esc) to all of them.
 Modes (route, tree, inspect) are one exclusive action group; clicks on the map go to
 the controller of the current mode first.
+
+Layout: the map in the middle; the side panel is a fixed dock on the right that spans
+the window's full height, so the charts' docks at the bottom sit under the map only
+and never squeeze the panel. A controller's side-panel box unfolds when the person
+uses that capability: one of its actions, its mode or one of its jobs.
 """
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from functools import partial
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QVBoxLayout, QWidget
 
 from engine import capabilities
 
@@ -26,6 +31,10 @@ from app.engine_thread import CANCEL, EngineClient
 from app.map_view import MapView
 from app.session import Session
 from app.widgets import ErrorBanner, JobProgress, SidePanel
+
+
+PANEL_WIDTH = 350          # the side panel's width at start (it may be dragged 320-440)
+DOCK_MIN_HEIGHT = 200      # a bottom dock's charts stay legible down to this
 
 
 class MainWindow(QMainWindow):
@@ -49,7 +58,10 @@ class MainWindow(QMainWindow):
         self._modes = QActionGroup(self)
         self._modes.setExclusionPolicy(QActionGroup.ExclusionPolicy.ExclusiveOptional)   # T again: routes
         self._mode_actions: dict[str, QAction] = {}
+        self._actions: list[QAction] = []             # every action made, in order
+        self._sections: dict = {}                     # controller -> its side-panel sections
         self.panel = SidePanel()
+        self._build_panel_dock()
         self._build_status_bar()
         self._build_controllers()
         self._build_layout()
@@ -58,6 +70,17 @@ class MainWindow(QMainWindow):
         self._slot_errors = errors.SlotErrors(self._slot_failed.emit).install()   # undone on close
 
     # ------------------------------------------------------------- building
+    def _build_panel_dock(self) -> None:
+        """The side panel: a dock with no title bar that cannot be closed or floated,
+        owning the right-hand corners (full height)."""
+        self.panel_dock = QDockWidget("Side panel", self, objectName="panel",
+                                      features=QDockWidget.NoDockWidgetFeatures)
+        self.panel_dock.setTitleBarWidget(QWidget())
+        self.panel_dock.setWidget(self.panel)
+        self.addDockWidget(Qt.RightDockWidgetArea, self.panel_dock)
+        self.setCorner(Qt.TopRightCorner, Qt.RightDockWidgetArea)
+        self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
+
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
         self.hint_label = QLabel()
@@ -77,9 +100,14 @@ class MainWindow(QMainWindow):
         makers = [*controller_classes(), *(partial(GenericController, capability=c)
                                            for c in generic_capabilities(CONTROLLERS.__contains__))]
         for make in makers:
+            first_section, first_action = len(self.panel.sections), len(self._actions)
             controller = make(self)
             self.controllers.append(controller)
             self._owners.update(dict.fromkeys(controller.kinds, controller))
+            sections = self._sections[controller] = self.panel.sections[first_section:]
+            for action in self._actions[first_action:]:     # using a capability opens its box
+                action.triggered.connect(partial(self._open_sections, sections))
+                action.toggled.connect(lambda on, s=sections: on and self._open_sections(s))
         file_menu = self.menu("&File")
         file_menu.addSeparator()
         self.add_action(file_menu, "&Quit", QKeySequence.Quit, self.close)
@@ -95,13 +123,9 @@ class MainWindow(QMainWindow):
         col.setSpacing(0)
         col.addWidget(self.banner)
         col.addWidget(self.map_view, 1)
-        splitter = QSplitter()
-        splitter.addWidget(left)
-        splitter.addWidget(self.panel)
-        splitter.setStretchFactor(0, 1)
-        splitter.setCollapsible(0, False)
-        self.setCentralWidget(splitter)
-        self.resize(1280, 820)
+        self.setCentralWidget(left)
+        self.resize(1280, 800)
+        self.resizeDocks([self.panel_dock], [PANEL_WIDTH], Qt.Horizontal)
         self.setWindowTitle("RouteLab")
         self.map_view.plot.setFocus()
 
@@ -133,6 +157,7 @@ class MainWindow(QMainWindow):
         (action.toggled if toggled else action.triggered).connect(slot)
         menu.addAction(action)
         self.addAction(action)
+        self._actions.append(action)
         for need, wanted in (("graph", needs_graph), ("hierarchy", needs_hierarchy)):
             if wanted:
                 action.setEnabled(False)
@@ -158,15 +183,16 @@ class MainWindow(QMainWindow):
         self.panel.add(widget, last)
 
     def add_dock(self, name: str, title: str, widget: QWidget, right: bool = False) -> QDockWidget:
-        """A hidden dock at the bottom, tabbed with the others (``right``: on the right,
-        beside the side panel)."""
+        """A hidden dock at the bottom, under the map, tabbed with the others (``right``:
+        on the right, beside the side panel)."""
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
         dock.setWidget(widget)
         if right:
             self.addDockWidget(Qt.RightDockWidgetArea, dock)
+            self.splitDockWidget(self.panel_dock, dock, Qt.Horizontal)
         else:
-            widget.setMinimumHeight(200)
+            widget.setMinimumHeight(DOCK_MIN_HEIGHT)
             self.addDockWidget(Qt.BottomDockWidgetArea, dock)
             bottom = [d for d in self._docks if self.dockWidgetArea(d) == Qt.BottomDockWidgetArea]
             if bottom:
@@ -176,10 +202,17 @@ class MainWindow(QMainWindow):
         return dock
 
     def show_dock(self, dock: QDockWidget, height: int = 240) -> None:
+        """Show a dock, ``height`` tall but at most a third of the window (the map
+        keeps the rest), and at least a quarter of a tall window."""
         if not dock.isVisible():
             dock.show()
-            self.resizeDocks([dock], [max(height, self.height() // 3)], Qt.Vertical)
+            tall = min(max(height, self.height() // 4), self.height() // 3)
+            self.resizeDocks([dock], [max(tall, DOCK_MIN_HEIGHT)], Qt.Vertical)
         dock.raise_()
+
+    def _open_sections(self, sections, *_) -> None:
+        for section in sections:
+            section.expand()
 
     def add_painter(self, name: str, paint) -> None:
         """``paint()`` puts colouring ``name`` of the session on the map."""
@@ -220,7 +253,7 @@ class MainWindow(QMainWindow):
         self._mode_actions[mode].setChecked(True)     # toggles back here: a no-op now
         hint = next(c.hints[mode] for c in self.controllers if mode in c.hints)
         self.hint_label.setText(hint)
-        self.panel.help_label.setText(hint.replace(" · ", "<br>"))
+        self.panel.help_label.setText(hint)
         if old != mode:
             self.broadcast("mode_changed", old, mode)
 
@@ -252,6 +285,8 @@ class MainWindow(QMainWindow):
 
     # ----------------------------------------------------- engine answers
     def _on_submitted(self, job) -> None:
+        if job.kind in self._owners:
+            self._open_sections(self._sections.get(self._owners[job.kind], []))
         if job.policy == CANCEL:        # a long job: progress and Cancel from the start
             self.progress.start(job.label + "…")
 

@@ -6,6 +6,11 @@ One ``PlotCurveItem`` with ``connect='pairs'`` per road-class group, 1-px cosmet
 grid cell is at most a pixel, cropped to the view and a margin when it is large. Node
 dots appear only when few nodes are in view. Clicks snap to the nearest node (cKDTree).
 
+The first view (and View ▸ Fit network) fits the bulk of the network
+(``NetworkDrawing.bulk``), not outliers. Minor classes are hidden when zoomed far out,
+except the classes that carry the route or a marker: a route or a marker never sits
+on a road that is not drawn. A scale bar (app/scale_bar.py) sits in the bottom-left.
+
 A ``Colouring`` (made by a controller: tree distances, contraction levels) replaces
 the road-class curves by one curve per bin, filled from the same levels of detail.
 Right-clicks ask for a context menu; while ``hover_enabled``, the node under the mouse
@@ -24,6 +29,7 @@ from PySide6.QtWidgets import QGraphicsItem, QLabel, QStackedWidget, QVBoxLayout
 
 from app import map_style as style
 from app.network_geometry import Level, NetworkDrawing
+from app.scale_bar import ScaleBar
 
 DETAIL_DEBOUNCE_MS = 60
 CROP_ABOVE_SEGMENTS = 60_000   # below this a level is drawn whole, no re-crop on pan
@@ -64,6 +70,7 @@ class MapView(QWidget):
         self.hover_enabled = False
         self._hover_pos = None
         self._hovered = -1
+        self._pinned = {"route": 0, "source": 0, "target": 0}   # bit masks of road groups always drawn
 
         self.plot = pg.PlotWidget(background=style.BACKGROUND)
         item = self.plot.getPlotItem()
@@ -79,6 +86,7 @@ class MapView(QWidget):
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self._build_route_items()
         self._build_layout()
+        self.scale_bar = ScaleBar(self.plot, self.view)
         self._detail_timer = QTimer(self, singleShot=True, interval=DETAIL_DEBOUNCE_MS)
         self._detail_timer.timeout.connect(self.update_detail)
         self._hover_timer = QTimer(self, singleShot=True, interval=HOVER_INTERVAL_MS)
@@ -143,6 +151,7 @@ class MapView(QWidget):
             self.plot.removeItem(c)
         self._curves = []
         self.drawing, self.level, self._crop = drawing, None, None
+        self.scale_bar.attach(drawing)
         self.set_route(None)
         self.set_marker("source", None)
         self.set_marker("target", None)
@@ -163,8 +172,9 @@ class MapView(QWidget):
         self.fit()
 
     def fit(self) -> None:
+        """Fit the bulk of the network (a far ferry terminal stays outside)."""
         if self.drawing is not None:
-            xmin, ymin, xmax, ymax = self.drawing.bounds
+            xmin, ymin, xmax, ymax = self.drawing.bulk
             self.view.setRange(xRange=(xmin, xmax), yRange=(ymin, ymax), padding=0.03)
             self.update_detail()
 
@@ -253,10 +263,26 @@ class MapView(QWidget):
             else:
                 for g, curve in enumerate(self._curves):
                     curve.setData(*level.pairs(g, crop))
-        for group, curve in zip(d.groups, self._curves):
-            curve.setVisible(self._colouring is None and (group.major or mpp <= MINOR_HIDDEN_ABOVE_MPP))
+        self._update_visibility(mpp)
         self._update_nodes(view, mpp)
         self.detail_changed.emit()
+
+    def _update_visibility(self, mpp: float) -> None:
+        pinned = self._pinned["route"] | self._pinned["source"] | self._pinned["target"]
+        for g, (group, curve) in enumerate(zip(self.drawing.groups, self._curves)):
+            curve.setVisible(self._colouring is None and
+                             (group.major or mpp <= MINOR_HIDDEN_ABOVE_MPP or bool(pinned >> g & 1)))
+
+    def _pin(self, what: str, groups: int) -> None:
+        """Keep the road groups ``groups`` (a bit mask) drawn for the route or a marker."""
+        if groups != self._pinned[what]:
+            self._pinned[what] = groups
+            if self.drawing is not None and self.level is not None:
+                self._update_visibility(self.metres_per_pixel())
+
+    def drawn_groups(self) -> list[str]:
+        """Labels of the road groups drawn now (tests)."""
+        return [g.label for g, c in zip(self.drawing.groups, self._curves) if c.isVisible()]
 
     def _update_nodes(self, view, mpp: float) -> None:
         near = mpp <= NODE_DOTS_BELOW_MPP and self.level is self.drawing.exact
@@ -269,11 +295,14 @@ class MapView(QWidget):
             self.nodes.hide()
 
     # ------------------------------------------------------- route, markers
-    def set_route(self, xy: np.ndarray | None) -> None:
+    def set_route(self, xy: np.ndarray | None, arcs: np.ndarray | None = None) -> None:
+        """Draw the route polyline ``xy``; ``arcs`` (graph arc ids) keep its road classes drawn."""
         if xy is None or len(xy) == 0:
             xy = np.zeros((0, 2))
         for c in (self.route_casing, self.route):
             c.setData(x=xy[:, 0], y=xy[:, 1])
+        self._pin("route", 0 if self.drawing is None or arcs is None or len(xy) == 0
+                  else self.drawing.groups_of_arcs(arcs))
 
     def set_ghost(self, xy: np.ndarray | None) -> None:
         """The previous route, faint under the current one (None: none)."""
@@ -286,6 +315,7 @@ class MapView(QWidget):
 
     def set_marker(self, which: str, node: int | None) -> None:
         m = self.markers[which]
+        self._pin(which, 0 if node is None or self.drawing is None else self.drawing.groups_at_node(node))
         if node is None or self.drawing is None:
             m.hide()
             return

@@ -13,12 +13,18 @@
   distances of a shortest-path tree can colour any level.
 * ``route_polyline(drawing, graph, arcs)``: the points of a path along arc geometry.
 * Picking: a cKDTree on the node coordinates.
+* The first view: ``bulk_bounds`` (see there), not the box of every point, which one
+  stray ferry terminal or clipped fragment can make mostly empty.
+* ``arc_group`` and ``node_groups`` say which road groups carry a route or a marker
+  (the map keeps them drawn at any zoom).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from engine.graph import EARTH_RADIUS_M, RoadGraph
@@ -29,6 +35,11 @@ from app.map_style import CLASS_TO_GROUP, PLAIN_GROUP, ROAD_GROUPS
 COARSEST_CELLS = 512
 # Stop refining once a level keeps more than this share of the exact segments.
 KEEP_LEVEL_BELOW = 0.8
+# The first view: the 1st-99th percentile box of the nodes of the components that hold
+# at least this share of the nodes (always the largest).
+BULK_PERCENTILE = 1.0
+BULK_COMPONENT_SHARE = 0.05
+BULK_REACH = 0.05      # nodes this share of the box's size beyond it are not outliers
 
 
 def lonlat_projector(graph: RoadGraph):
@@ -96,6 +107,26 @@ class NetworkDrawing:
     levels: tuple[Level, ...]      # coarsest first; the last one is exact (cell 0)
     bounds: tuple[float, float, float, float]   # xmin, ymin, xmax, ymax of all points
     tree: cKDTree                  # on node xy, for picking
+    bulk: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0)   # bulk_bounds: the first view
+    origin_lat: float = 0.0        # latitude where the projection's x is true to scale
+    arc_group: np.ndarray | None = None     # int8 [m]: road group of every graph arc
+    node_groups: np.ndarray | None = None   # uint32 [n]: bit g set = a road of group g meets the node
+
+    def groups_of_arcs(self, arcs) -> int:
+        """Bit mask of the road groups the graph arcs ``arcs`` belong to."""
+        if self.arc_group is None or len(arcs) == 0:
+            return 0
+        return sum(1 << int(g) for g in np.unique(self.arc_group[np.asarray(arcs)]))
+
+    def groups_at_node(self, node: int) -> int:
+        """Bit mask of the road groups that meet ``node``."""
+        return 0 if self.node_groups is None else int(self.node_groups[node])
+
+    def east_metres_per_unit(self, y: float) -> float:
+        """Ground metres per projected x unit at projected y (1 at ``origin_lat``):
+        the equirectangular projection stretches east-west lengths by cos(lat0)/cos(lat)."""
+        lat = self.origin_lat + np.degrees(y / EARTH_RADIUS_M)
+        return float(np.cos(np.radians(lat)) / np.cos(np.radians(self.origin_lat)))
 
     @property
     def node_xy(self) -> np.ndarray:
@@ -180,10 +211,11 @@ def build_drawing(graph: RoadGraph, coarsest_cells: int | None = None) -> Networ
     _, arcs = np.unique(lo * max(n, 1) + hi, return_index=True)
     if "road_class" in graph.arc_attrs:
         groups = ROAD_GROUPS
-        arc_group = CLASS_TO_GROUP[graph.arc_attrs["road_class"][arcs].astype(np.int64)]
+        group_of_arc = CLASS_TO_GROUP[graph.arc_attrs["road_class"].astype(np.int64)]
     else:
         groups = (PLAIN_GROUP,)
-        arc_group = np.zeros(arcs.size, dtype=np.int8)
+        group_of_arc = np.zeros(graph.num_arcs, dtype=np.int8)
+    arc_group = group_of_arc[arcs]
 
     idx, starts, k = arc_chains(graph, arcs)
     is_start = np.ones(max(idx.size - 1, 0), dtype=bool)
@@ -209,7 +241,46 @@ def build_drawing(graph: RoadGraph, coarsest_cells: int | None = None) -> Networ
         levels.append(level)
         cell /= 2
     return NetworkDrawing(tuple(groups), points, n, (*levels, exact), tuple(map(float, bounds)),
-                          cKDTree(graph.xy))
+                          cKDTree(graph.xy), bulk_bounds(graph),
+                          float(0.5 * (graph.lat.min() + graph.lat.max())) if n else 0.0,
+                          group_of_arc, _node_groups(graph, group_of_arc, len(groups)))
+
+
+def bulk_bounds(graph: RoadGraph) -> tuple[float, float, float, float]:
+    """The box a first view should fit: the BULK_PERCENTILE..100-BULK_PERCENTILE box of
+    the nodes of the network's main parts (weakly connected components with at least
+    BULK_COMPONENT_SHARE of the nodes, always the largest), widened by BULK_REACH of its
+    size on each side as far as those nodes go (an even network is shown whole).
+
+    Percentiles drop the few far nodes of a ferry to another coast; components drop the
+    clipped fragments an extract has around it (heidelberg.ors-test: 10 % of the nodes
+    spread over 80 km). Two big islands stay together: both are main parts.
+    """
+    xy = graph.xy
+    n = graph.num_nodes
+    if n == 0:
+        return (0.0, 0.0, 1.0, 1.0)
+    adjacency = coo_matrix((np.ones(graph.num_arcs, dtype=np.int8), (graph.tail, graph.head)), shape=(n, n))
+    _, label = connected_components(adjacency, directed=True, connection="weak")
+    size = np.bincount(label)
+    main = (size >= BULK_COMPONENT_SHARE * n) | (size == size.max())
+    pts = xy[main[label]]
+    # nearest-rank percentiles: with fewer than 100 nodes no node is cut
+    lo = np.percentile(pts, BULK_PERCENTILE, axis=0, method="inverted_cdf")
+    hi = np.percentile(pts, 100 - BULK_PERCENTILE, axis=0, method="inverted_cdf")
+    # ... and the nodes just beyond them stay: only far outliers are left out
+    reach = BULK_REACH * (hi - lo)
+    lo, hi = np.maximum(pts.min(axis=0), lo - reach), np.minimum(pts.max(axis=0), hi + reach)
+    centre, half = (lo + hi) / 2, np.maximum((hi - lo) / 2, 50.0)   # never a zero-size view
+    return (*map(float, centre - half), *map(float, centre + half))
+
+
+def _node_groups(graph: RoadGraph, arc_group: np.ndarray, num_groups: int) -> np.ndarray:
+    mask = np.zeros(graph.num_nodes, dtype=np.uint32)
+    for g in range(num_groups):
+        ends = np.concatenate([graph.tail[arc_group == g], graph.head[arc_group == g]])
+        mask[np.unique(ends)] |= np.uint32(1 << g)
+    return mask
 
 
 def _level(cell, points, seg_a, seg_b, seg_group, num_groups, ends) -> Level:

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QScrollArea,
-                               QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFrame, QGroupBox, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+                               QScrollArea, QSizePolicy, QToolButton, QVBoxLayout, QWidget)
 
 
 def style_plot(plot, left: str, bottom: str | None = None, grid: tuple[bool, bool] = (False, False)) -> None:
@@ -59,6 +59,18 @@ def red(text: str) -> str:
     return f"<span style='color:#b3261e'>{text}</span>"
 
 
+class FoldingLabel(QLabel):
+    """A wrapped, selectable label that takes no room while it has no text."""
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(text, wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
+        self.setVisible(bool(text))
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.setVisible(bool(text))
+
+
 def selectable_label(text: str = "") -> QLabel:
     return QLabel(text, wordWrap=True, textInteractionFlags=Qt.TextSelectableByMouse)
 
@@ -112,8 +124,53 @@ class JobProgress:
             w.setVisible(on)
 
 
+class Section(QWidget):
+    """A side-panel box under a header that folds it away (the box's title moves into
+    the header, so it is not written twice)."""
+
+    def __init__(self, box: QWidget, expanded: bool) -> None:
+        super().__init__()
+        title = box.title() if isinstance(box, QGroupBox) else box.windowTitle()
+        if isinstance(box, QGroupBox):      # the header is its title and its frame
+            box.setTitle("")
+            box.setStyleSheet("QGroupBox { border: 0; margin: 0; padding: 0; }")
+        if box.layout() is not None:
+            box.layout().setContentsMargins(10, 4, 4, 6)
+        self.box = box
+        self.header = QToolButton(text=title, checkable=True, autoRaise=True,
+                                  toolButtonStyle=Qt.ToolButtonTextBesideIcon,
+                                  sizePolicy=QSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed),
+                                  toolTip="Show or hide this box", focusPolicy=Qt.NoFocus)
+        self.header.setStyleSheet("QToolButton { font-weight: bold; text-align: left; padding: 1px; }")
+        self.header.toggled.connect(self._show)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(0)
+        col.addWidget(self.header)
+        col.addWidget(box)
+        self.header.setChecked(expanded)
+        self._show(expanded)
+
+    @property
+    def expanded(self) -> bool:
+        return self.header.isChecked()
+
+    def expand(self) -> None:
+        self.header.setChecked(True)
+
+    def _show(self, on: bool) -> None:
+        self.header.setArrowType(Qt.DownArrow if on else Qt.RightArrow)
+        self.box.setVisible(on)
+
+
 class SidePanel(QScrollArea):
-    """The side panel: the controllers' boxes in a column, then the current mode's hint."""
+    """The side panel: the controllers' boxes in a column, then the current mode's hint.
+
+    Each box is a ``Section`` with a header that folds it. The first box (routes) and
+    the ``last`` ones (Network) start open, the others folded, so the panel fits a
+    1280x800 window without scrolling; a box opens when its capability is used
+    (``open``: the window calls it for the controller's actions, mode and jobs).
+    """
 
     def __init__(self) -> None:
         super().__init__(widgetResizable=True, frameShape=QFrame.NoFrame)
@@ -124,18 +181,32 @@ class SidePanel(QScrollArea):
         inner.setMinimumWidth(300)
         inner.setMaximumWidth(420)
         self.column = QVBoxLayout(inner)
+        self.column.setContentsMargins(6, 4, 6, 4)
+        self.column.setSpacing(4)
         self.help_label = QLabel(wordWrap=True)
-        self.help_label.setStyleSheet("color: #666;")
+        self.help_label.setStyleSheet("color: #666; font-size: 11px;")
         self.column.addWidget(self.help_label)
         self.column.addStretch(1)
         self.setWidget(inner)
+        self.sections: list[Section] = []
         self._tail = 0                 # boxes kept at the end (Network)
 
-    def add(self, box: QWidget, last: bool = False) -> None:
+    def add(self, box: QWidget, last: bool = False) -> Section:
         """A box above the hint; ``last`` ones stay at the end."""
-        self.column.insertWidget(self.column.count() - 2 - (0 if last else self._tail), box)
+        first = not last and len(self.sections) == self._tail      # the first box above the tail
+        section = Section(box, expanded=last or first)
+        self.column.insertWidget(self.column.count() - 2 - (0 if last else self._tail), section)
         self._tail += last
+        self.sections.append(section)
+        return section
+
+    def open(self, widget: QWidget) -> None:
+        """Unfold the section that holds ``widget``."""
+        for section in self.sections:
+            if section.isAncestorOf(widget):
+                section.expand()
 
     def reveal(self, widget: QWidget) -> None:
-        """Scroll to ``widget`` once the layout has taken its new text."""
+        """Unfold its section, and scroll to ``widget`` once the layout has taken its new text."""
+        self.open(widget)
         QTimer.singleShot(0, lambda: self.ensureWidgetVisible(widget, 0, 0))

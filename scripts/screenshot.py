@@ -1,13 +1,17 @@
 """Open the RouteLab window (offscreen works), route between two nodes, save a PNG.
 
-    QT_QPA_PLATFORM=offscreen PYTHONPATH=. python scripts/screenshot.py out.png [FILE ...]
-        [--route SRC_ID DST_ID] [--zoom FACTOR] [--size 1280x820]
+Run it from the repository root with the project's Python (no PYTHONPATH needed; Qt
+runs offscreen unless QT_QPA_PLATFORM says otherwise):
+
+    .venv/bin/python scripts/screenshot.py out.png [FILE ...]
+        [--route SRC_ID DST_ID] [--zoom FACTOR] [--size 1280x800] [--no-route]
         [--tree [--method NAME]] [--compare]
         [--contract [--K K] [--C C] [--hierarchy FILE.rlh]] [--levels] [--inspect NODE_ID|auto]
         [--crp [--cells LEVEL] [--cell] [--avoid motorway] [--route-levels]]
 
 With no FILE it opens the generated default network. Without --route it routes
-between the nodes nearest to 15 % and 85 % of the map's diagonal.
+between the nodes nearest to 15 % and 85 % of the map's diagonal; --no-route shows
+the first view as a person meets it (no route, no markers).
 --tree shows the shortest-path tree from the start instead (tree mode), with the path
 to the destination read from it; --compare runs every SSSP method and the reference
 from the start and shows the chart dock.
@@ -29,10 +33,12 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root: app, engine
 
 from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
@@ -80,7 +86,8 @@ def main(argv=None) -> int:
     ap.add_argument("files", nargs="*")
     ap.add_argument("--route", nargs=2, type=int, metavar=("SRC_ID", "DST_ID"))
     ap.add_argument("--zoom", type=float, default=1.0, help="zoom in by this factor around the route")
-    ap.add_argument("--size", default="1280x820")
+    ap.add_argument("--size", default="1280x800", help="window size (the window's default)")
+    ap.add_argument("--no-route", action="store_true", help="no route: the first view as it opens")
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--tree", action="store_true", help="tree mode: the start's shortest-path tree")
     ap.add_argument("--method", default="auto", help="SSSP method for --tree")
@@ -148,6 +155,8 @@ def main(argv=None) -> int:
         if args.cells is not None:
             crp.panel.level_combo.setCurrentIndex(args.cells + 1)
         crp.panel.route_levels_box.setChecked(args.route_levels)
+    if args.no_route and not (args.tree or args.compare or args.cell or args.avoid or args.inspect):
+        return finish(w, args.out)
     if args.route:
         s, t = (int(v) for v in g.index_of(args.route))
     else:

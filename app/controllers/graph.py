@@ -12,7 +12,7 @@ from engine.units import unit_of
 
 from app import map_style as style
 from app.controllers.base import Controller, register_controller
-from app.widgets import selectable_label, swatch
+from app.widgets import legend_table, selectable_label
 
 OPEN_FILTERS = ";;".join([
     "Road networks (*.gr *.gr.gz *.co *.co.gz *.osm.pbf *.pbf *.osm *.osm.gz *.osm.bz2 *.rlg *.npz)",
@@ -78,8 +78,8 @@ class GraphController(Controller):
         self.window.setWindowTitle(f"RouteLab — {name}")
         self.window.size_label.setText(f"{g.num_nodes:,} nodes · {g.num_arcs:,} arcs")
         units = ", ".join(f"{m} (in {unit_of(g.metric_units, m).words})" for m in g.metric_names)
-        info = [f"<b>{name}</b>", f"{g.num_nodes:,} nodes, {g.num_arcs:,} arcs",
-                f"metrics: {units}", f"loaded in {result.seconds:.2f} s"]
+        info = [f"<b>{name}</b>", f"{g.num_nodes:,} nodes, {g.num_arcs:,} arcs · loaded in {result.seconds:.2f} s",
+                f"metrics: {units}"]
         if g.data_license:
             info.append(g.data_license)
         info += [f"<span style='color:#8a5a00'>{html.escape(note)}</span>" for note in result.notes]
@@ -103,6 +103,6 @@ class GraphController(Controller):
     def _legend_html(d) -> str:
         if d is None or len(d.groups) == 1:
             return ""
-        rows = [swatch(grp.color, grp.label) for g, grp in enumerate(d.groups)
+        rows = [(grp.color, grp.label) for g, grp in enumerate(d.groups)
                 if d.exact.group_first[g + 1] > d.exact.group_first[g]]
-        return "<br>".join([*rows, swatch(style.ROUTE_COLOR, "route")])
+        return legend_table([*rows, (style.ROUTE_COLOR, "route")])   # two columns: the panel fits 1280x800

@@ -198,7 +198,7 @@ class HierarchyController(Controller):
     def _show_summary(self, h) -> None:
         s, bins = h.summary(), self.session.level_bins
         self.panel.summary.setText("<br>".join([
-            f"<b>{s['levels']} levels</b> · core of {s['core_nodes']:,} nodes · metric {h.metric}",
+            f"<b>{s['levels']} levels</b> · core of {s['core_nodes']:,} nodes · {h.metric}",
             f"{s['shortcuts']:,} shortcuts · edge growth (|E↑|+|E↓|)/|E| = {s['edge_growth']:.2f}",
             f"<b>{s['contract_ms'] / 1000:.2f} s</b> on {s['backend'].upper()} "
             f"(core APSP {s.get('apsp_ms', 0):.0f} ms) · K = {s['K']:,}, C = {s['C']:g}"]))

@@ -212,7 +212,8 @@ class RouteController(Controller):
         route before the last metric change, drawn faint."""
         self.session.route, self.session.route_message = route, text
         self.session.ghost = ghost
-        self.map_view.set_route(None if route is None else route.xy)
+        self.map_view.set_route(None if route is None else route.xy,
+                                None if route is None else route.path.arcs)
         self.map_view.set_ghost(None if ghost is None else ghost.xy)
         self.summary.setText(red(text) if error else text)
         self.shown.emit(route)

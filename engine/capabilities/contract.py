@@ -16,7 +16,6 @@ WARM_UP_NODES = 400    # a generated network this small runs every step in a few
 def build(workspace, params: dict, ctx) -> Hierarchy:
     K, C = params.get("K", DEFAULT_K), params.get("C", DEFAULT_C)
     check_parameters(workspace.graph.num_nodes, K, C)     # before the warm-up: a bad K says so at once
-    from engine.ch import contract
     workspace.warm_once(("contract", workspace.backend.name), lambda: _warm_up(workspace.backend))
     h = contract(workspace.graph, params.get("metric"), K=K, C=C, backend=workspace.backend,
                  progress=ctx.progress, cancel=ctx.cancel, on_iteration=ctx.record)
@@ -24,6 +23,12 @@ def build(workspace, params: dict, ctx) -> Hierarchy:
     if params.get("out"):
         h.save(params["out"])
     return h
+
+
+def contract(graph, metric, **kwargs):
+    """engine.ch.contract, imported only when a contraction runs (it loads Numba)."""
+    from engine.ch import contract as run
+    return run(graph, metric, **kwargs)
 
 
 def _warm_up(backend) -> None:

@@ -86,7 +86,7 @@ def test_open_dimacs_file_then_route(qtbot, client, tmp_path, graph):
     xy = route_polyline(loaded.drawing.points, loaded.graph, result.path.arcs)
     assert xy.shape == (result.path.num_arcs + 1, 2)   # DIMACS has no arc geometry
     text = result.summary.text(result.compute_ms)
-    assert "km" in text and "computed in" in text
+    assert (" km · " in text or " m · " in text) and "computed in" in text
     assert (result.method, result.method_label) == ("bidirectional_dijkstra", "bidirectional Dijkstra")
 
 

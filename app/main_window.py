@@ -212,7 +212,7 @@ class MainWindow(QMainWindow):
 
     def _open_sections(self, sections, *_) -> None:
         for section in sections:
-            section.expand()
+            self.panel.open_section(section)
 
     def add_painter(self, name: str, paint) -> None:
         """``paint()`` puts colouring ``name`` of the session on the map."""

@@ -219,6 +219,12 @@ class MapView(QWidget):
                 self._bin_curves.append(curve)
         self.update_detail(refill=True)
 
+    def dim_bins(self, opacity: float) -> None:
+        """Fade the binned colouring (a service area drawn over the tree reads better
+        on quiet roads); a new colouring starts at full opacity."""
+        for curve in self._bin_curves:
+            curve.setOpacity(opacity)
+
     def bin_curve_sizes(self) -> list[int]:
         """Segments drawn per bin of the colouring (tests, status); [] for road classes."""
         return [0 if x is None else len(x) // 2 for x, _ in (c.getData() for c in self._bin_curves)]

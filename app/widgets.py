@@ -158,6 +158,9 @@ class Section(QWidget):
     def expand(self) -> None:
         self.header.setChecked(True)
 
+    def fold(self) -> None:
+        self.header.setChecked(False)
+
     def _show(self, on: bool) -> None:
         self.header.setArrowType(Qt.DownArrow if on else Qt.RightArrow)
         self.box.setVisible(on)
@@ -190,21 +193,36 @@ class SidePanel(QScrollArea):
         self.setWidget(inner)
         self.sections: list[Section] = []
         self._tail = 0                 # boxes kept at the end (Network)
+        self._first: Section | None = None
 
     def add(self, box: QWidget, last: bool = False) -> Section:
         """A box above the hint; ``last`` ones stay at the end."""
         first = not last and len(self.sections) == self._tail      # the first box above the tail
         section = Section(box, expanded=last or first)
+        if first:
+            self._first = section
         self.column.insertWidget(self.column.count() - 2 - (0 if last else self._tail), section)
         self._tail += last
         self.sections.append(section)
         return section
 
-    def open(self, widget: QWidget) -> None:
-        """Unfold the section that holds ``widget``."""
+    def open(self, widget: QWidget, alone: bool = True) -> None:
+        """Unfold the section that holds ``widget``. When it was folded and ``alone``,
+        fold the other capabilities' sections and Network (the first, routes, stays as
+        it is): the panel then fits 1280x800 without scrolling."""
+        target = next((s for s in self.sections if s.isAncestorOf(widget)), None)
+        if target is not None:
+            self.open_section(target, alone)
+
+    def open_section(self, target: Section, alone: bool = True) -> None:
+        """``open`` for a section itself."""
+        if target.expanded or not alone:
+            target.expand()
+            return
         for section in self.sections:
-            if section.isAncestorOf(widget):
-                section.expand()
+            if section is not target and section is not self._first:
+                section.fold()
+        target.expand()
 
     def reveal(self, widget: QWidget) -> None:
         """Unfold its section, and scroll to ``widget`` once the layout has taken its new text."""

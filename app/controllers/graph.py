@@ -35,6 +35,7 @@ class GraphController(Controller):
 
     def __init__(self, window) -> None:
         super().__init__(window)
+        self._colouring: str | None = None      # the map's last colouring (None: road classes)
         menu = window.menu("&File")
         window.add_action(menu, "&Open…", QKeySequence.Open, self.choose_files)
         window.add_action(menu, "Open &default network", "Ctrl+D", self.engine.generate_default)
@@ -98,6 +99,9 @@ class GraphController(Controller):
 
     def colouring_shown(self, name: str | None) -> None:
         self.legend.setVisible(name is None)
+        if name is None and self._colouring is not None:   # the classes are back: their legend too
+            self.window.panel.open(self.legend, alone=False)
+        self._colouring = name
 
     @staticmethod
     def _legend_html(d) -> str:

@@ -219,6 +219,8 @@ class HierarchyController(Controller):
 
     def colouring_shown(self, name: str | None) -> None:
         self.panel.legend.setVisible(name == "levels")
+        if name == "levels":                  # the map's colours need their legend in view
+            self.window.panel.open(self.panel.legend, alone=False)
 
     def _on_tree_shown(self, answer) -> None:
         if answer is None or answer.level_ms is None:

@@ -58,7 +58,6 @@ class RouteController(Controller):
         self.clear_button.clicked.connect(self.window.clear)
         form.addRow(button_row(self.swap_button, self.clear_button))
         self.summary = selectable_label()
-        self.summary.setMinimumHeight(60)
         self.summary.setAlignment(Qt.AlignTop | Qt.AlignLeft)
         form.addRow(self.summary)
         return box

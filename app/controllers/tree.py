@@ -84,6 +84,7 @@ class TreeController(Controller):
         # wrongly (the info label got 14 px too many, the legend lost its last row)
         column.addWidget(self.info)
         column.addWidget(self.legend)
+        self.box_column = column        # where options of trees (the service area) go
         for w in (self.tree_button, self.compare_button, self.clear_button):
             w.setFocusPolicy(Qt.NoFocus)     # keys stay with the map
         return box

@@ -85,7 +85,8 @@ def get(name: str) -> Capability:
         raise KeyError(f"unknown capability {name!r}; known: {', '.join(_registry)}") from None
 
 
-BUILTINS = ("info", "route", "tree", "compare", "contract", "partition", "customize", "csp")
+BUILTINS = ("info", "route", "tree", "compare", "contract", "partition", "customize", "csp",
+            "isochrone")
 
 
 def all_capabilities() -> list[Capability]:
@@ -105,4 +106,4 @@ def _load_builtins() -> None:
     if not _builtins_loaded:
         _builtins_loaded = True
         from engine.capabilities import (info, route, tree, compare, contract,  # noqa: F401
-                                         partition, customize, csp)           # (BUILTINS)
+                                         partition, customize, csp, isochrone)  # (BUILTINS)

@@ -9,6 +9,9 @@ SOURCE = Param("source", int, None, "source node (the file's node id)", flag="--
 TARGET = Param("target", int, None, "target node (the file's node id)", flag="--to",
                required=True, node=True)
 HIERARCHY = Param("hierarchy", str, None, "use this contraction hierarchy (.rlh)", file=True)
+GEOJSON = Param("geojson", str, None, "also write the path as GeoJSON (a LineString and its "
+                "properties)", file=True)
+GPX = Param("gpx", str, None, "also write the path as a GPX track", file=True)
 
 
 def use_hierarchy_file(workspace, params: dict) -> None:

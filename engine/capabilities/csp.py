@@ -2,35 +2,110 @@
 shortest and the least-cost paths as references and, on request, the Pareto set."""
 from __future__ import annotations
 
+import math
+
 from engine.capabilities import Capability, Param, register
-from engine.capabilities.common import SOURCE, TARGET, file_ids
+from engine.capabilities.common import GEOJSON, GPX, SOURCE, TARGET, file_ids
+from engine.export import write_path, written_lines
+from engine.units import Unit, parse_amounts, unit_of
+
+# A path's (length, cost) metrics (csp's parameters); the window's defaults too.
+MINIMIZE, BUDGET_METRIC = "distance", "travel_time"
 
 
 def run(workspace, params: dict, ctx):
-    query = workspace.csp_query(params.get("minimize") or "distance",
-                                params.get("budget_metric") or "travel_time",
-                                bounds=not params.get("no_bounds"))
-    if params.get("budget") is None:
+    # CspQuery is compiled and warmed up (a Pareto query labels) when the workspace
+    # makes it, so its times exclude compilation.
+    minimize = params.get("minimize") or MINIMIZE
+    budget_metric = params.get("budget_metric") or BUDGET_METRIC
+    query = workspace.csp_query(minimize, budget_metric, bounds=not params.get("no_bounds"))
+    budget = budget_in_raw_units(params.get("budget"), unit_of(workspace.graph.metric_units, budget_metric))
+    result = query.solve(int(params["source"]), int(params["target"]), budget,
+                         pareto=bool(params.get("pareto")))
+    if params.get("geojson") or params.get("gpx"):
+        _export(workspace, params, result, minimize, budget_metric)
+    return result
+
+
+def budget_in_raw_units(value, unit: Unit) -> int:
+    """The budget as raw units of its metric: a whole number is raw units (as it always
+    was); an amount with a unit ("25min", "12km") is converted, rounded down so that a
+    path within the raw budget is within the amount."""
+    if value is None:
         raise ValueError("a budget is required (--budget)")
-    return query.solve(int(params["source"]), int(params["target"]), int(params["budget"]),
-                       pareto=bool(params.get("pareto")))
+    if not isinstance(value, str):
+        return int(value)
+    text = value.strip()
+    try:
+        number = float(text)
+    except ValueError:
+        number = None
+    if number is not None:
+        if math.isfinite(number) and number.is_integer():
+            return int(number)
+        raise ValueError(f"--budget: {text!r} is not a whole number (raw units, or an amount "
+                         f"with its unit: 25min, 12km)")
+    if "," in text:
+        raise ValueError(f"--budget: {text!r} is more than one amount")
+    try:
+        [raw] = parse_amounts(text, unit)
+    except ValueError as e:
+        raise ValueError(f"--budget: {e}") from None
+    return math.floor(raw + 1e-9)
+
+
+def _export(workspace, params: dict, r, minimize: str, budget_metric: str) -> None:
+    write_path(workspace.graph, r.path, params,
+               *csp_export(workspace.graph, r, minimize, budget_metric, _method(r, params)))
+
+
+def csp_export(graph, r, minimize: str, budget_metric: str, method: str) -> tuple[dict, str, str]:
+    """(properties, title, description) of a cost-budgeted path for
+    engine.export.write_path: its ends, length and cost (raw, units, display form), the
+    budget, its length in metres and travel time where known, the method."""
+    from engine.capabilities.route import travel_time_s
+    from engine.summary import route_summary
+    lu, bu = unit_of(graph.metric_units, minimize), unit_of(graph.metric_units, budget_metric)
+    summary = route_summary(graph, r.path)
+    seconds = travel_time_s(graph, summary)
+    properties = {"from": int(graph.node_id[r.source]), "to": int(graph.node_id[r.target]),
+                  "minimize": minimize, "length": r.length, "length_unit": lu.name,
+                  "length_text": lu.format(r.length), "budget_metric": budget_metric,
+                  "budget": r.budget, "cost": r.cost, "cost_unit": bu.name,
+                  "cost_text": bu.format(r.cost), "budget_text": bu.format(r.budget),
+                  "arcs": r.path.num_arcs,
+                  "length_m": None if summary.length_m is None else round(summary.length_m, 1),
+                  "travel_time_s": None if seconds is None else round(seconds, 1), "method": method}
+    title = f"RouteLab cost-budgeted path from {properties['from']} to {properties['to']}"
+    description = (f"least {minimize} {lu.format(r.length)} within {budget_metric} "
+                   f"{bu.format(r.budget)}: cost {bu.format(r.cost)} ({method})")
+    return properties, title, description
+
+
+def _method(r, params: dict) -> str:
+    return (("Vine's parallel labeling" if r.backend == "gpu" else "label-setting") +
+            ("" if params.get("no_bounds") else " with bounds"))
 
 
 def to_json(workspace, params: dict, r) -> dict:
     g = workspace.graph
+    minimize = r.path.metric
+    budget_metric = params.get("budget_metric") or BUDGET_METRIC
     return {
         "from": int(g.node_id[r.source]), "to": int(g.node_id[r.target]),
-        "minimize": r.path.metric, "budget_metric": params.get("budget_metric") or "travel_time",
+        "minimize": minimize, "budget_metric": budget_metric,
+        "length_unit": unit_of(g.metric_units, minimize).name,
+        "budget_unit": unit_of(g.metric_units, budget_metric).name,
         "budget": r.budget, "length": r.length, "cost": r.cost, "arcs": r.path.num_arcs,
         "path": file_ids(g, r.path.nodes), "least_cost": r.least_cost,
         "shortest_length": r.shortest_length, "shortest_cost": r.shortest_cost,
         "answered_by": r.answered_by, "labels": r.stats,
         "ms": {k: round(v, 3) for k, v in r.ms.items()},
-        "method": ("Vine's parallel labeling" if r.backend == "gpu" else "label-setting") +
-                  ("" if params.get("no_bounds") else " with bounds"),
+        "method": _method(r, params),
         "backend": r.backend, "iterations": r.stats.get("iterations"),
         "k_t": _k_history(r),
         "pareto": None if r.pareto is None else [[p.length, p.cost] for p in r.pareto],
+        **{k: params[k] for k in ("geojson", "gpx") if params.get(k)},     # written by run
     }
 
 
@@ -42,11 +117,15 @@ def _k_history(r) -> list[int] | None:
 
 
 def text(r: dict) -> str:
+    lu, bu = Unit(r.get("length_unit", "")), Unit(r.get("budget_unit", ""))
     lines = [f"{r['minimize']} {r['length']:,} within {r['budget_metric']} budget {r['budget']:,}: "
              f"cost {r['cost']:,}, {r['arcs']} arcs",
+             f"  {lu.format(r['length'])} within {bu.format(r['budget'])}: cost {bu.format(r['cost'])}",
              f"  path: {' '.join(map(str, r['path']))}",
-             f"  bounds: the least cost is {r['least_cost']:,}; the shortest path has "
-             f"{r['minimize']} {r['shortest_length']:,} at cost {r['shortest_cost']:,}",
+             f"  bounds: the least cost is {r['least_cost']:,} ({bu.format(r['least_cost'])}); the "
+             f"shortest path has {r['minimize']} {r['shortest_length']:,} "
+             f"({lu.format(r['shortest_length'])}) at cost {r['shortest_cost']:,} "
+             f"({bu.format(r['shortest_cost'])})",
              f"  answered by the {r['answered_by']}; labels: " +
              ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in r["labels"].items()),
              f"  time: bounds {r['ms']['bounds']:.2f} ms + labeling {r['ms']['labeling']:.2f} ms "
@@ -59,19 +138,21 @@ def text(r: dict) -> str:
     if r["pareto"] is not None:
         lines.append(f"  Pareto set ({len(r['pareto'])} points, {r['minimize']} / cost): " +
                      "  ".join(f"{a:,}/{b:,}" for a, b in r["pareto"]))
-    return "\n".join(lines)
+    return "\n".join(lines + written_lines(r))
 
 
 CSP = register(Capability(
     name="csp", label="Cost-budgeted path",
     help="least-length path whose cost stays within a budget (exact)",
     params=(SOURCE, TARGET,
-            Param("budget", int, None, "the most the path may cost, in the budget metric's units",
+            Param("budget", str, None, "the most the path may cost: raw units of the budget "
+                  "metric (a whole number), or an amount with its unit (25min, 12km)",
                   required=True),
             Param("minimize", str, "distance", "the metric to minimize"),
             Param("budget_metric", str, "travel_time", "the metric the budget limits",
                   flag="--budget-metric"),
             Param("pareto", bool, False, "also every non-dominated (length, cost) path"),
             Param("no_bounds", bool, False, "search without the reverse-search bounds "
-                  "(Vine-style, for comparison)", flag="--no-bounds")),
+                  "(Vine-style, for comparison)", flag="--no-bounds"),
+            GEOJSON, GPX),
     run=run, result_kind="csp", to_json=to_json, to_text=text))

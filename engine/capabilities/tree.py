@@ -8,7 +8,9 @@ import numpy as np
 
 from engine.capabilities import Capability, Param, register
 from engine.capabilities.common import HIERARCHY, METRIC, SOURCE, text_lines, use_hierarchy_file
+from engine.export import written_lines
 from engine.paths import ShortestPathTree
+from engine.units import Unit, unit_of
 
 PHAST = "phast"
 PHAST_LABEL = "PHAST (hierarchy)"
@@ -51,7 +53,19 @@ def shortest_path_tree(workspace, params: dict, ctx) -> TreeAnswer:
                             r.compute_ms, r.total_ms, r.stats)
     if params.get("out"):
         _save_tree(workspace.graph, answer.tree, params["out"])
+    _export_tree(workspace.graph, answer.tree, params)
     return answer
+
+
+def _export_tree(graph, tree: ShortestPathTree, params: dict) -> None:
+    """The --geojson (a Point per reached node) and --csv (a row per node) files."""
+    unit = unit_of(graph.metric_units, tree.metric)
+    if params.get("geojson"):
+        from engine.export import geojson
+        geojson.write_tree(params["geojson"], graph, tree, unit)
+    if params.get("csv"):
+        from engine.export import csv
+        csv.write_tree(params["csv"], graph, tree, unit)
 
 
 def _phast_tree(workspace, source: int, metric, per_level: bool) -> TreeAnswer:
@@ -74,19 +88,24 @@ def _save_tree(graph, tree: ShortestPathTree, out: str) -> None:
 def to_json(workspace, params: dict, a: TreeAnswer) -> dict:
     g, t = workspace.graph, a.tree
     reached = t.distance >= 0
-    return {"from": int(g.node_id[t.source]), "metric": t.metric, "method": a.method,
+    return {"from": int(g.node_id[t.source]), "metric": t.metric,
+            "unit": unit_of(g.metric_units, t.metric).name, "method": a.method,
             "method_label": a.method_label, "backend": a.backend, "reached": int(reached.sum()),
             "nodes": g.num_nodes, "max_distance": int(t.distance.max()) if reached.any() else 0,
             "compute_ms": round(a.compute_ms, 4), "total_ms": round(a.total_ms, 4),
-            "out": params.get("out")}
+            "out": params.get("out"), "geojson": params.get("geojson"), "csv": params.get("csv")}
 
 
 def text(r: dict) -> str:
-    return text_lines([f"{r['metric']} tree from {r['from']}: reached {r['reached']:,} of "
-                       f"{r['nodes']:,} nodes, farthest {r['max_distance']:,}",
-                       f"  computed in {r['compute_ms']:.2f} ms ({r['total_ms']:.2f} ms with the copy "
-                       f"to host) by {r['method']} on {r['backend']}"],
-                      r["out"], "tree (node_id, distance, parent)")
+    unit = Unit(r.get("unit", ""))
+    farthest = unit.format(r["max_distance"]) + (f" ({r['max_distance']:,} {unit.symbol})"
+                                                 if unit.kind else "")
+    return "\n".join([text_lines([f"{r['metric']} tree from {r['from']}: reached {r['reached']:,} of "
+                                  f"{r['nodes']:,} nodes, farthest {farthest}",
+                                  f"  computed in {r['compute_ms']:.2f} ms ({r['total_ms']:.2f} ms with "
+                                  f"the copy to host) by {r['method']} on {r['backend']}"],
+                                 r["out"], "tree (node_id, distance, parent)"),
+                      *written_lines(r)])
 
 
 TREE = register(Capability(
@@ -95,5 +114,9 @@ TREE = register(Capability(
             Param("method", str, "auto", "SSSP method; phast needs a hierarchy", choices=method_names),
             Param("per_level", bool, False, "PHAST: time every level"),
             Param("out", str, None, "write node_id, distance, parent to this .npz", file=True),
-            HIERARCHY),
+            HIERARCHY,
+            Param("geojson", str, None, "write a GeoJSON Point per reached node (distance, "
+                  "parent)", file=True),
+            Param("csv", str, None, "write node_id, distance, parent (and lon, lat) as CSV",
+                  file=True)),
     run=shortest_path_tree, result_kind="tree", to_json=to_json, to_text=text))

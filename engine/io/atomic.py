@@ -12,6 +12,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+_UMASK = os.umask(0o022)        # read once (setting it back at once), before any thread runs
+os.umask(_UMASK)
+_NEW_FILE_MODE = 0o666 & ~_UMASK
+
+
 @contextmanager
 def atomic_write(path, mode: str = "wb"):
     """``with atomic_write(path) as f: ...`` — ``path`` is replaced only on success."""
@@ -21,6 +26,7 @@ def atomic_write(path, mode: str = "wb"):
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
         with os.fdopen(fd, mode) as f:
+            os.chmod(tmp, _NEW_FILE_MODE)   # as open() would make it, not mkstemp's 0600
             yield f
             f.flush()
             os.fsync(f.fileno())

@@ -108,3 +108,12 @@ def answer_of(qtbot, client, kind: str, event: str = "result", timeout: int = RO
     ``blocker.args`` is (job, payload)."""
     return qtbot.waitSignal(getattr(client, event), timeout=timeout,
                             check_params_cb=lambda job, *rest: job.kind == kind)
+
+
+def shift_click_route(qtbot, window, s: int, t: int):
+    """Shift+click ``s`` (the source), click ``t``: the route shown between them."""
+    click_node(qtbot, window, s, modifier=Qt.ShiftModifier)
+    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS,
+                          check_params_cb=lambda r: r is not None and r.target == t):
+        click_node(qtbot, window, t)
+    return window.session.route

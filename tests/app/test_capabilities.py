@@ -11,7 +11,7 @@ from PySide6.QtCore import QThread, Qt
 from engine import capabilities, reference
 from engine.capabilities import Capability, Param
 from engine.paths import check_path
-from tests.app.helpers import ROUTE_TIMEOUT_MS, ch, click_node, load_graph, routes
+from tests.app.helpers import ROUTE_TIMEOUT_MS, ch, load_graph, routes, shift_click_route
 
 CONTRACT_TIMEOUT_MS = 60_000
 
@@ -20,14 +20,6 @@ CONTRACT_TIMEOUT_MS = 60_000
 def network():
     from engine.generate import generate_road_network
     return generate_road_network(num_nodes=3000, seed=1)
-
-
-def click_route(qtbot, window, s: int, t: int):
-    click_node(qtbot, window, s, modifier=Qt.ShiftModifier)
-    with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS,
-                          check_params_cb=lambda r: r is not None and r.target == t):
-        click_node(qtbot, window, t)
-    return window.session.route
 
 
 def check_exact(graph, route, metric: str) -> None:
@@ -39,7 +31,7 @@ def check_exact(graph, route, metric: str) -> None:
 def test_click_routes_say_which_router_found_them_and_are_exact(qtbot, window, network):
     load_graph(qtbot, window, network)
     s, t = 42, 2500
-    plain = click_route(qtbot, window, s, t)
+    plain = shift_click_route(qtbot, window, s, t)
     assert plain.method_label == "bidirectional Dijkstra"
     assert "by bidirectional Dijkstra" in routes(window).summary.text()
     check_exact(network, plain, "distance")
@@ -50,10 +42,10 @@ def test_click_routes_say_which_router_found_them_and_are_exact(qtbot, window, n
         qtbot.mouseClick(ch(window).panel.contract_button, Qt.LeftButton)
     assert window.session.hierarchy.metric == "distance"
     for a, b in ((s, t), (2500, 7), (1234, 2999)):
-        r = click_route(qtbot, window, a, b)
+        r = shift_click_route(qtbot, window, a, b)
         assert r.method_label == "CH query" and "by CH query" in routes(window).summary.text()
         check_exact(network, r, "distance")
-    assert click_route(qtbot, window, s, t).path.distance == plain.path.distance
+    assert shift_click_route(qtbot, window, s, t).path.distance == plain.path.distance
 
     with qtbot.waitSignal(routes(window).shown, timeout=ROUTE_TIMEOUT_MS,
                           check_params_cb=lambda r: r is not None and r.metric == "travel_time"):

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 
 from engine.graph import ROAD_CLASS_INDEX, RoadGraph, haversine_m
-from tests.app.helpers import LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, load_graph, routes
+from tests.app.helpers import LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, click_node, load_graph, routes
 from tests.conftest import DATA, NY_D, PORTO, need
 
 MONACO = DATA / "osm" / "monaco.osm.pbf"
@@ -277,3 +279,28 @@ def test_side_panel_and_contraction_charts_fit_1280x800(qtbot, big_window, ferry
         size = plot.getViewBox().size()
         assert size.width() >= MIN_PLOT_PX[0] and size.height() >= MIN_PLOT_PX[1], size
     assert big_window.map_view.height() >= 800 / 2          # the map keeps most of the window
+
+
+def test_side_panel_fits_1280x800_in_tree_mode_with_a_service_area(qtbot, big_window):
+    """Tree mode (T, then a click) with the service area on: the tree's legend (up to
+    16 bins) and the areas' legend fit, because opening a capability's box folds the
+    others' and Network."""
+    from engine.generate import generate_road_network
+    graph = generate_road_network(num_nodes=3000, seed=4)
+    load_graph(qtbot, big_window, graph)
+    area = big_window.controller("isochrone")
+    area.check.setChecked(True)
+    tree_box = big_window.controller("tree").legend
+    for section in big_window.panel.sections:     # every other box open, as a person may leave them
+        if section.isAncestorOf(tree_box):
+            section.fold()
+        else:
+            section.expand()
+    QTest.keyClick(big_window, Qt.Key_T)
+    source = int(np.argmin(np.hypot(*(graph.xy - graph.xy.mean(axis=0)).T)))
+    with qtbot.waitSignal(area.shown, timeout=60_000, check_params_cb=lambda a: a is not None):
+        click_node(qtbot, big_window, source)
+    qtbot.wait(50)
+    assert big_window.session.mode == "tree" and len(big_window.session.tree_bins.colors) >= 12
+    assert area.legend.isVisible() and panel_fits(big_window)
+    assert sum(s.expanded for s in big_window.panel.sections) == 2        # routes and the tree

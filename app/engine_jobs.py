@@ -63,8 +63,15 @@ def _save_cache(worker, job, ctx: JobContext) -> str:
     return str(save_cache(worker.workspace_for(job).graph, job.params["path"]) or job.params["path"])
 
 
+def _export(worker, job, ctx: JobContext) -> str:
+    """Write a file the window prepared (``params["write"]() -> what was written``): a
+    tree of NY as GeoJSON takes a second, which the window must not wait for."""
+    return job.params["write"]()
+
+
 INTERNAL_JOBS: dict[str, Callable] = {"load": _load, "open_hierarchy": _open_hierarchy,
-                                      "save_hierarchy": _save_hierarchy, "save_cache": _save_cache}
+                                      "save_hierarchy": _save_hierarchy, "save_cache": _save_cache,
+                                      "export": _export}
 
 
 def generate_default_network(num_nodes: int, seed: int, progress, cancel) -> RoadGraph:

@@ -51,7 +51,7 @@ QUEUE = "queue"     # interactive: one in flight, only the newest of the others 
 CANCEL = "cancel"   # long: the running job is cancelled and its answers dropped
 EVERY = "every"     # every job runs and answers (saves)
 POLICY = {"route": QUEUE, "tree": QUEUE, "customize": QUEUE, "csp": QUEUE, "save_cache": EVERY,
-          "save_hierarchy": EVERY}
+          "save_hierarchy": EVERY, "export": EVERY}
 LANE = {"open_hierarchy": "contract"}   # opening a hierarchy supersedes a contraction
 
 

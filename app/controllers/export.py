@@ -1,11 +1,13 @@
 """File ▸ Export…: what the map shows, in a field-standard format (engine.export): the
 route or the cost-budgeted path as GeoJSON or GPX, the tree as GeoJSON points or CSV,
 the service area as GeoJSON polygons. The file name's extension chooses the format;
-``export_to(path)`` does the work without the dialog (tests, scripts)."""
+``export_to(path)`` does the work without the dialog (tests, scripts); the menu's
+export writes on the engine thread (a whole tree of NY takes a second)."""
 from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog
 
 from engine.export import write_path
@@ -27,7 +29,8 @@ FORMATS = {
 
 @register_controller
 class ExportController(Controller):
-    kinds = ("export",)      # its key in the registry: the writes run here, no engine job
+    kinds = ("export",)      # the engine job that writes the file
+    exported = Signal(str)   # what was written, once the engine thread has written it
 
     def __init__(self, window) -> None:
         super().__init__(window)
@@ -71,19 +74,32 @@ class ExportController(Controller):
         if path:
             self.export_and_report(path, dict(filters).get(chosen))
 
-    def export_and_report(self, path: str, what: str | None = None) -> None:
+    def export_and_report(self, path: str, what: str | None = None) -> int | None:
+        """Check here, write on the engine thread; the status bar says when it is done."""
         try:
-            written = self.export_to(path, what)
-        except (ValueError, OSError) as e:
+            write = self.writer(path, what)
+        except ValueError as e:
             self.window.show_error(f"Export failed: {describe(e)}")
-            return
+            return None
+        return self.engine.submit("export", {"write": write}, label="Exporting")
+
+    def on_result(self, job, written: str) -> None:
         self.window.statusBar().showMessage(f"Exported {written}", 8000)
+        self.exported.emit(written)
+
+    def on_error(self, job, message: str) -> None:
+        self.window.show_error(f"Export failed: {message}")
 
     # ----------------------------------------------------------------- work
     def export_to(self, path, what: str | None = None) -> str:
         """Write what is shown (or ``what``: route, csp, tree, service_area) to ``path``
-        in the format its extension names; returns a line saying what was written.
-        Raises ValueError when there is nothing to export or the format does not fit."""
+        now; returns a line saying what was written."""
+        return self.writer(path, what)()
+
+    def writer(self, path, what: str | None = None):
+        """A function that writes what is shown (or ``what``) to ``path`` in the format its
+        extension names and returns a line saying what it wrote. Raises ValueError when
+        there is nothing to export or the format does not fit."""
         shown = self.shown()
         if not shown:
             raise ValueError(NOTHING)
@@ -97,35 +113,42 @@ class ExportController(Controller):
         if ext not in exts:
             raise ValueError(f"a {what.replace('_', ' ')} is exported as {' or '.join(exts)}, "
                              f"not {Path(path).suffix or 'a file without extension'}")
-        getattr(self, f"_export_{what}")(path, ext)
-        return f"the {what.replace('_', ' ')} to {path}"
+        write = getattr(self, f"_{what}_writer")(path, ext)     # reads the session here, now
 
-    def _export_route(self, path, ext: str) -> None:
+        def run() -> str:
+            write()
+            return f"the {what.replace('_', ' ')} to {path}"
+        return run
+
+    # Each returns a function of no arguments that writes: what it needs is read now,
+    # on the window's thread, so the write can run on the engine thread.
+    def _route_writer(self, path, ext: str):
         from engine.capabilities.route import route_export
         g, r = self.session.graph, self.session.route
         unit = Unit(r.turns["unit"] or "") if r.turns else unit_of(g.metric_units, r.path.metric)
         method = r.method_label or "shortest-path tree"
-        _write(g, r.path, path, ext, route_export(g, r.path, unit, method, method))
+        return _path_writer(g, r.path, path, ext, route_export(g, r.path, unit, method, method))
 
-    def _export_csp(self, path, ext: str) -> None:
+    def _csp_writer(self, path, ext: str):
         from engine.capabilities.csp import csp_export
         c, g = self.window.controller("csp"), self.session.graph
         minimize, budget_metric = c.minimize_combo.currentText(), c.budget_combo.currentText()
-        _write(g, c.result.path, path, ext, csp_export(g, c.result, minimize, budget_metric,
-                                                         f"label-setting ({c.result.backend})"))
+        return _path_writer(g, c.result.path, path, ext, csp_export(
+            g, c.result, minimize, budget_metric, f"label-setting ({c.result.backend})"))
 
-    def _export_tree(self, path, ext: str) -> None:
+    def _tree_writer(self, path, ext: str):
         from engine.export import csv, geojson
         g, tree = self.session.graph, self.session.tree.tree
-        writer = geojson if ext == ".geojson" else csv
-        writer.write_tree(path, g, tree, unit_of(g.metric_units, tree.metric))
+        module = geojson if ext == ".geojson" else csv
+        return lambda: module.write_tree(path, g, tree, unit_of(g.metric_units, tree.metric))
 
-    def _export_service_area(self, path, ext: str) -> None:
+    def _service_area_writer(self, path, ext: str):
         from engine.export import geojson
         a, g = self._service_area(), self.session.graph
-        geojson.write(path, geojson.isochrone_collection(g, a.isochrones, a.tree.tree.metric, a.unit,
-                                                         a.tree.tree.source))
+        return lambda: geojson.write(path, geojson.isochrone_collection(
+            g, a.isochrones, a.tree.tree.metric, a.unit, a.tree.tree.source))
 
 
-def _write(graph, path_, out, ext: str, described) -> None:
-    write_path(graph, path_, {"geojson" if ext == ".geojson" else "gpx": out}, *described)
+def _path_writer(graph, path_, out, ext: str, described):
+    return lambda: write_path(graph, path_, {"geojson" if ext == ".geojson" else "gpx": out},
+                              *described)

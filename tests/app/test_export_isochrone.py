@@ -55,7 +55,8 @@ def test_file_export_writes_the_route_and_the_tree(qtbot, window, graph, tmp_pat
     out = tmp_path / "route.geojson"
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
                         staticmethod(lambda *args, **kw: (str(out), "GeoJSON line (*.geojson)")))
-    action.trigger()                                  # File ▸ Export… with the dialog answered
+    with qtbot.waitSignal(export(window).exported, timeout=ROUTE_TIMEOUT_MS):
+        action.trigger()                              # File ▸ Export… with the dialog answered
     feature = json.loads(out.read_text(encoding="utf-8"))["features"][0]
     coords = np.array(feature["geometry"]["coordinates"])
     assert feature["geometry"]["type"] == "LineString"

@@ -16,8 +16,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem
 
-from engine.polylines import LocalProjection
-
 FILL_ALPHA = 140         # semi-transparent: the roads show through ...
 LIGHTEN = 0.3            # ... and the fill is a light tint of the band's colour
 EDGE_ALPHA = 230
@@ -51,7 +49,7 @@ class IsochroneOverlay:
         """Draw ``bands`` (lon/lat geometries of ``graph``), band k in ``colors[k]`` (RGB)."""
         self.clear()
         self.map_view.dim_bins(ROADS_UNDER)
-        to_xy = LocalProjection(graph).to_xy
+        to_xy = graph.projection.to_xy
         for band, color in zip(bands, colors):
             fill = QGraphicsPathItem(band_path(band, to_xy))
             tint = [round(c + (255 - c) * LIGHTEN) for c in color[:3]]

@@ -11,7 +11,7 @@
   Every segment remembers the two end nodes of the road it draws (``end_a``, ``end_b``;
   on a coarse level, of one road it stands for), so per-node values such as the
   distances of a shortest-path tree can colour any level.
-* ``route_polyline(drawing, graph, arcs)``: the points of a path along arc geometry.
+* The arcs' polylines (``arc_chains``) and a path's (``route_polyline``) are engine.polylines'.
 * Picking: a cKDTree on the node coordinates.
 * The first view: ``bulk_bounds`` (see there), not the box of every point, which one
   stray ferry terminal or clipped fragment can make mostly empty.
@@ -28,6 +28,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from engine.graph import EARTH_RADIUS_M, RoadGraph
+from engine.polylines import arc_chains
 
 from app.map_style import CLASS_TO_GROUP, PLAIN_GROUP, ROAD_GROUPS
 
@@ -40,22 +41,6 @@ KEEP_LEVEL_BELOW = 0.8
 BULK_PERCENTILE = 1.0
 BULK_COMPONENT_SHARE = 0.05
 BULK_REACH = 0.05      # nodes this share of the box's size beyond it are not outliers
-
-
-def lonlat_projector(graph: RoadGraph):
-    """Function (lon, lat) -> [k, 2] metres in the same projection as ``graph.xy``.
-
-    Mirrors engine.graph.project_lonlat (equirectangular about the node bbox centre);
-    a test checks the two agree.
-    """
-    lon0 = 0.5 * (graph.lon.min() + graph.lon.max())
-    lat0 = 0.5 * (graph.lat.min() + graph.lat.max())
-    k = np.pi / 180.0 * EARTH_RADIUS_M
-    kx = k * np.cos(np.radians(lat0))
-
-    def project(lon, lat) -> np.ndarray:
-        return np.stack([(np.asarray(lon) - lon0) * kx, (np.asarray(lat) - lat0) * k], axis=1)
-    return project
 
 
 @dataclass(frozen=True)
@@ -153,50 +138,12 @@ class NetworkDrawing:
                               (xy[:, 1] >= ymin) & (xy[:, 1] <= ymax))
 
 
-def arc_chains(graph: RoadGraph, arcs: np.ndarray):
-    """Point indices of each arc's polyline, concatenated: tail, interior points, head.
-
-    Interior points are numbered after the nodes (``num_nodes + geometry index``).
-    Returns (indices, starts, interior_counts).
-    """
-    arcs = np.asarray(arcs, dtype=np.int64)
-    n = graph.num_nodes
-    if graph.geometry_first is None:
-        k = np.zeros(arcs.size, dtype=np.int64)
-    else:
-        k = graph.geometry_first[arcs + 1] - graph.geometry_first[arcs]
-    lengths = k + 2
-    starts = np.zeros(arcs.size, dtype=np.int64)
-    np.cumsum(lengths[:-1], out=starts[1:])
-    idx = np.empty(int(lengths.sum()), dtype=np.int64)
-    idx[starts] = graph.tail[arcs]
-    idx[starts + k + 1] = graph.head[arcs]
-    total_k = int(k.sum())
-    if total_k:
-        k_first = np.zeros(arcs.size, dtype=np.int64)
-        np.cumsum(k[:-1], out=k_first[1:])
-        within = np.arange(total_k) - np.repeat(k_first, k)
-        idx[np.repeat(starts + 1, k) + within] = n + np.repeat(graph.geometry_first[arcs], k) + within
-    return idx, starts, k
-
-
 def drawing_points(graph: RoadGraph) -> np.ndarray:
     """Node xy followed by the projected interior geometry points."""
     if graph.geometry_lonlat is None or graph.geometry_lonlat.size == 0:
         return np.asarray(graph.xy, dtype=np.float64)
     g = graph.geometry_lonlat
-    return np.concatenate([graph.xy, lonlat_projector(graph)(g[:, 0], g[:, 1])])
-
-
-def route_polyline(points: np.ndarray, graph: RoadGraph, arcs: np.ndarray) -> np.ndarray:
-    """[k, 2] points of a path (arcs in order) along its arc geometry."""
-    arcs = np.asarray(arcs)
-    if arcs.size == 0:
-        return np.zeros((0, 2))
-    idx, starts, k = arc_chains(graph, arcs)
-    keep = np.ones(idx.size, dtype=bool)
-    keep[(starts + k + 1)[:-1]] = False   # a head repeats the next arc's tail
-    return points[idx[keep]]
+    return np.concatenate([graph.xy, graph.projection.project(g[:, 0], g[:, 1])])
 
 
 def build_drawing(graph: RoadGraph, coarsest_cells: int | None = None) -> NetworkDrawing | None:
@@ -242,7 +189,7 @@ def build_drawing(graph: RoadGraph, coarsest_cells: int | None = None) -> Networ
         cell /= 2
     return NetworkDrawing(tuple(groups), points, n, (*levels, exact), tuple(map(float, bounds)),
                           cKDTree(graph.xy), bulk_bounds(graph),
-                          float(0.5 * (graph.lat.min() + graph.lat.max())) if n else 0.0,
+                          graph.projection.lat0 if n else 0.0,
                           group_of_arc, _node_groups(graph, group_of_arc, len(groups)))
 
 

@@ -108,6 +108,11 @@ class RoadGraph:
         return project_lonlat(self.lon, self.lat)
 
     @cached_property
+    def projection(self) -> LocalProjection | None:
+        """The projection of ``xy``, both ways (None without coordinates or nodes)."""
+        return None if self.lon is None or self.lon.size == 0 else LocalProjection(self.lon, self.lat)
+
+    @cached_property
     def _id_index(self) -> tuple[np.ndarray, np.ndarray]:
         order = np.argsort(self.node_id, kind="stable")
         return self.node_id[order], order
@@ -315,20 +320,42 @@ def path_cost_bound(num_nodes: int, weights: np.ndarray) -> int:
     return bound
 
 
-def project_lonlat(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
-    """Equirectangular projection in metres about the bounding-box centre.
+class LocalProjection:
+    """Equirectangular metres about the centre of the bounding box of ``lon``/``lat``
+    (the nodes'), both ways: ``RoadGraph.xy``, the map, isochrones and exports share it.
 
     Road networks we draw span at most a few hundred km, where this keeps lengths
     within a fraction of a percent and keeps the map's x/y aspect honest.
     """
+
+    def __init__(self, lon: np.ndarray, lat: np.ndarray) -> None:
+        self.lon0 = 0.5 * (float(np.min(lon)) + float(np.max(lon)))
+        self.lat0 = 0.5 * (float(np.min(lat)) + float(np.max(lat)))   # x is true to scale here
+        self.ky = np.pi / 180.0 * EARTH_RADIUS_M           # metres per degree
+        self.kx = self.ky * np.cos(np.radians(self.lat0))
+
+    def project(self, lon, lat) -> np.ndarray:
+        """[k, 2] metres of the points (lon[i], lat[i])."""
+        x = (np.asarray(lon, dtype=np.float64) - self.lon0) * self.kx
+        y = (np.asarray(lat, dtype=np.float64) - self.lat0) * self.ky
+        return np.stack([x, y], axis=1)
+
+    def to_xy(self, lonlat) -> np.ndarray:
+        """[k, 2] lon/lat points in metres."""
+        lonlat = np.asarray(lonlat, dtype=np.float64).reshape(-1, 2)
+        return self.project(lonlat[:, 0], lonlat[:, 1])
+
+    def to_lonlat(self, xy) -> np.ndarray:
+        """The inverse of ``to_xy``."""
+        xy = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+        return np.stack([xy[:, 0] / self.kx + self.lon0, xy[:, 1] / self.ky + self.lat0], axis=1)
+
+
+def project_lonlat(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
+    """Equirectangular projection in metres about the bounding-box centre (LocalProjection)."""
     if lon.size == 0:
         return np.zeros((0, 2))
-    lon0 = 0.5 * (lon.min() + lon.max())
-    lat0 = 0.5 * (lat.min() + lat.max())
-    k = np.pi / 180.0 * EARTH_RADIUS_M
-    x = (lon - lon0) * k * np.cos(np.radians(lat0))
-    y = (lat - lat0) * k
-    return np.stack([x, y], axis=1)
+    return LocalProjection(lon, lat).project(lon, lat)
 
 
 def haversine_m(lon1, lat1, lon2, lat2) -> np.ndarray:

@@ -22,7 +22,7 @@ import numpy as np
 import shapely
 
 from engine.graph import RoadGraph
-from engine.polylines import LocalProjection, arc_polylines, require_coordinates
+from engine.polylines import arc_polylines, require_coordinates
 from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 MIN_BUFFER_M, MAX_BUFFER_M = 10.0, 150.0
@@ -80,7 +80,7 @@ def isochrones(graph: RoadGraph, distance: np.ndarray, metric: str, cutoffs,
     width = default_buffer_m(graph) if buffer_m is None else float(buffer_m)
     if not (np.isfinite(width) and width > 0):
         raise ValueError(f"the buffer width must be a positive number of metres (got {width:g})")
-    projection = LocalProjection(graph)
+    projection = graph.projection
     segments = _Segments(graph, np.asarray(distance), graph.metric(metric), projection, cutoffs[-1])
     to_lonlat = projection.to_lonlat
     areas, bands, area, low = [], [], shapely.Polygon(), -np.inf

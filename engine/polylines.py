@@ -1,11 +1,11 @@
 """Arcs and paths as polylines that follow the road (the arcs' own geometry where the
-graph has it), in lon/lat, and the local metric projection that isochrones and
-exports share with ``RoadGraph.xy``."""
+graph has it), in lon/lat for exports and isochrones, or in any point table numbered
+the same way (the map's metres)."""
 from __future__ import annotations
 
 import numpy as np
 
-from engine.graph import EARTH_RADIUS_M, RoadGraph
+from engine.graph import RoadGraph
 
 
 class NoCoordinates(ValueError):
@@ -18,58 +18,66 @@ def require_coordinates(graph: RoadGraph, what: str) -> None:
                             f"(for DIMACS, give the .co file too)")
 
 
-class LocalProjection:
-    """Equirectangular metres about the centre of the graph's bounding box: the same
-    projection as ``RoadGraph.xy`` (engine.graph.project_lonlat), with its inverse."""
+def arc_chains(graph: RoadGraph, arcs: np.ndarray):
+    """Point indices of each arc's polyline, concatenated: tail, interior points, head.
 
-    def __init__(self, graph: RoadGraph) -> None:
-        require_coordinates(graph, "a projection")
-        self.lon0 = 0.5 * (float(graph.lon.min()) + float(graph.lon.max()))
-        self.lat0 = 0.5 * (float(graph.lat.min()) + float(graph.lat.max()))
-        self.ky = np.pi / 180.0 * EARTH_RADIUS_M
-        self.kx = self.ky * np.cos(np.radians(self.lat0))
+    Interior points are numbered after the nodes (``num_nodes + geometry index``), as in
+    ``lonlat_points`` and the map's drawing points. Returns (indices, starts, interior_counts).
+    """
+    arcs = np.asarray(arcs, dtype=np.int64)
+    n = graph.num_nodes
+    if graph.geometry_first is None:
+        k = np.zeros(arcs.size, dtype=np.int64)
+    else:
+        k = graph.geometry_first[arcs + 1] - graph.geometry_first[arcs]
+    lengths = k + 2
+    starts = np.zeros(arcs.size, dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    idx = np.empty(int(lengths.sum()), dtype=np.int64)
+    idx[starts] = graph.tail[arcs]
+    idx[starts + k + 1] = graph.head[arcs]
+    total_k = int(k.sum())
+    if total_k:
+        k_first = np.zeros(arcs.size, dtype=np.int64)
+        np.cumsum(k[:-1], out=k_first[1:])
+        within = np.arange(total_k) - np.repeat(k_first, k)
+        idx[np.repeat(starts + 1, k) + within] = n + np.repeat(graph.geometry_first[arcs], k) + within
+    return idx, starts, k
 
-    def to_xy(self, lonlat: np.ndarray) -> np.ndarray:
-        lonlat = np.asarray(lonlat, dtype=np.float64).reshape(-1, 2)
-        return np.stack([(lonlat[:, 0] - self.lon0) * self.kx, (lonlat[:, 1] - self.lat0) * self.ky], axis=1)
 
-    def to_lonlat(self, xy: np.ndarray) -> np.ndarray:
-        xy = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
-        return np.stack([xy[:, 0] / self.kx + self.lon0, xy[:, 1] / self.ky + self.lat0], axis=1)
+def route_polyline(points: np.ndarray, graph: RoadGraph, arcs: np.ndarray) -> np.ndarray:
+    """[k, 2] points of a path (arcs in order) along its arc geometry, from ``points``
+    numbered as ``arc_chains`` numbers them (lon/lat or the map's metres)."""
+    arcs = np.asarray(arcs)
+    if arcs.size == 0:
+        return np.zeros((0, 2))
+    idx, starts, k = arc_chains(graph, arcs)
+    keep = np.ones(idx.size, dtype=bool)
+    keep[(starts + k + 1)[:-1]] = False   # a head repeats the next arc's tail
+    return points[idx[keep]]
+
+
+def lonlat_points(graph: RoadGraph) -> np.ndarray:
+    """[n + G, 2] lon/lat of the nodes, then of the arcs' interior geometry points."""
+    require_coordinates(graph, "arc geometry")
+    nodes = np.stack([graph.lon, graph.lat], axis=1).astype(np.float64)
+    if graph.geometry_lonlat is None or graph.geometry_lonlat.size == 0:
+        return nodes
+    return np.concatenate([nodes, np.asarray(graph.geometry_lonlat, dtype=np.float64)])
 
 
 def arc_polylines(graph: RoadGraph, arcs) -> tuple[np.ndarray, np.ndarray]:
     """The polylines of ``arcs`` (tail, interior geometry points, head), concatenated:
     (points [P, 2] lon/lat, first [len(arcs) + 1]) with arc i at points[first[i]:first[i+1]]."""
-    require_coordinates(graph, "arc geometry")
-    arcs = np.asarray(arcs, dtype=np.int64)
-    if graph.geometry_first is None:
-        interior = np.zeros(arcs.size, dtype=np.int64)
-    else:
-        interior = graph.geometry_first[arcs + 1] - graph.geometry_first[arcs]
-    first = np.zeros(arcs.size + 1, dtype=np.int64)
-    np.cumsum(interior + 2, out=first[1:])
-    points = np.empty((int(first[-1]), 2), dtype=np.float64)
-    tails, heads = graph.tail[arcs], graph.head[arcs]
-    points[first[:-1]] = np.stack([graph.lon[tails], graph.lat[tails]], axis=1)
-    points[first[1:] - 1] = np.stack([graph.lon[heads], graph.lat[heads]], axis=1)
-    total = int(interior.sum())
-    if total:
-        start = np.repeat(graph.geometry_first[arcs], interior)
-        within = np.arange(total) - np.repeat(np.cumsum(interior) - interior, interior)
-        points[np.repeat(first[:-1] + 1, interior) + within] = graph.geometry_lonlat[start + within]
-    return points, first
+    idx, starts, _ = arc_chains(graph, arcs)
+    return lonlat_points(graph)[idx], np.append(starts, idx.size)
 
 
 def path_lonlat(graph: RoadGraph, nodes, arcs) -> np.ndarray:
     """[k, 2] lon/lat points of a path along its arcs' geometry (a junction once); a path
     of no arcs is its one node."""
     require_coordinates(graph, "a path's geometry")
-    arcs = np.asarray(arcs, dtype=np.int64)
-    if arcs.size == 0:
+    if np.asarray(arcs).size == 0:
         v = int(np.asarray(nodes)[0])
         return np.array([[graph.lon[v], graph.lat[v]]])
-    points, first = arc_polylines(graph, arcs)
-    keep = np.ones(points.shape[0], dtype=bool)
-    keep[first[1:-1]] = False          # each arc's tail repeats the previous arc's head
-    return points[keep]
+    return route_polyline(lonlat_points(graph), graph, arcs)

@@ -18,10 +18,11 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
                                QSlider, QVBoxLayout)
 
+from engine.polylines import route_polyline
+
 from app import map_style as style
 from app.controllers.base import Controller, register_controller
 from app.csp_charts import LEAST_COST_COLOR, PATH_COLOR, SHORTEST_COLOR, CspCharts, metric_text
-from app.network_geometry import route_polyline
 from app.widgets import grey, legend_table, red, selectable_label
 
 HINT = ("Cost-budgeted path mode: click a start, then a destination · drag the budget slider · "

@@ -13,6 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog
 
+from engine.polylines import route_polyline
 from engine.units import unit_of
 
 from app import map_style as style
@@ -23,7 +24,6 @@ from app.hierarchy_overlay import HierarchyOverlay
 from app.hierarchy_panel import HierarchyPanel
 from app.level_bins import make_level_bins, segment_level
 from app.map_view import Colouring
-from app.network_geometry import route_polyline
 from app.widgets import legend_table, rgb
 
 INSPECT_HINT = ("Inspect: click a node: its upward (violet) and downward (pink) hierarchy arcs, "

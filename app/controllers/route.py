@@ -12,9 +12,10 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QPushButton
 
+from engine.polylines import route_polyline
+
 from app import map_style as style
 from app.controllers.base import Controller, register_controller
-from app.network_geometry import route_polyline
 from app.route_text import change_text, turns_text
 from app.session import ShownRoute
 from app.widgets import button_row, dot_label, grey, red, selectable_label

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QPushBu
 
 from engine import paths
 from engine.capabilities.tree import PHAST, PHAST_LABEL
+from engine.polylines import route_polyline
 from engine.sssp import METHODS
 from engine.summary import route_summary
 from engine.units import unit_of
@@ -22,7 +23,6 @@ from app.compare_chart import CompareChart
 from app.controllers.base import Controller, register_controller
 from app.distance_bins import UNREACHABLE_COLOR, display_unit, make_bins, segment_distance
 from app.map_view import Colouring
-from app.network_geometry import route_polyline
 from app.session import ShownRoute
 from app.widgets import button_row, grey, legend_table, red, selectable_label
 

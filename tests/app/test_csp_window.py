@@ -14,9 +14,9 @@ from engine.csp import CspQuery
 from engine.generate import generate_road_network
 from engine.graph import RoadGraph
 from engine.paths import Unreachable
+from engine.polylines import route_polyline
 from app.controllers.csp import BudgetScale
 from app.csp_charts import metric_text
-from app.network_geometry import route_polyline
 from tests.app.helpers import click_node, grid_graph, load_graph, node_viewport_pos
 
 TIMEOUT_MS = 20_000

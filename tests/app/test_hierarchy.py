@@ -14,11 +14,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog
 
-from app.network_geometry import route_polyline
 from engine import paths, reference
 from engine.capabilities import contract as contract_capability
 from engine.capabilities.tree import PHAST
 from engine.ch import STEPS
+from engine.polylines import route_polyline
 from tests.app.helpers import answer_of, ch, click_node, grid_graph, load_graph, routes, trees
 
 K = 100

@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from app.map_style import CLASS_TO_GROUP, ROAD_GROUPS
-from app.network_geometry import build_drawing, lonlat_projector, route_polyline
+from app.network_geometry import build_drawing
 from engine.graph import ROAD_CLASS_INDEX
+from engine.polylines import route_polyline
 from engine.reference import shortest_path
 
 from tests.app.helpers import ID_OFFSET, SIDE, grid_graph
@@ -16,7 +17,7 @@ def endpoints(level) -> np.ndarray:
 
 
 def test_projection_matches_graph_xy(graph):
-    assert np.allclose(lonlat_projector(graph)(graph.lon, graph.lat), graph.xy)
+    assert np.allclose(graph.projection.project(graph.lon, graph.lat), graph.xy)
 
 
 def test_two_way_roads_drawn_once_along_their_geometry(graph):

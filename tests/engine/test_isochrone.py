@@ -17,7 +17,7 @@ from engine.generate import generate_road_network
 from engine.graph import RoadGraph
 from engine.io.cache import save_cache
 from engine.isochrone import default_buffer_m, isochrones
-from engine.polylines import LocalProjection, arc_polylines
+from engine.polylines import arc_polylines
 
 SOURCE = 700
 
@@ -55,13 +55,13 @@ def reached_arcs_xy(graph, tree, cutoff: float):
     superset of the reached road, so "far from it" is far from the reached road too."""
     arcs = np.flatnonzero((tree.distance[graph.tail] >= 0) & (tree.distance[graph.tail] <= cutoff))
     points, first = arc_polylines(graph, arcs)
-    xy = LocalProjection(graph).to_xy(points)
+    xy = graph.projection.to_xy(points)
     return shapely.linestrings(xy, indices=np.repeat(np.arange(arcs.size), np.diff(first)))
 
 
 def test_every_node_within_a_cutoff_is_inside_and_none_far_beyond(graph, tree, cutoffs, iso):
     width = iso.buffer_m
-    nodes_xy = LocalProjection(graph).to_xy(np.stack([graph.lon, graph.lat], axis=1))
+    nodes_xy = graph.projection.to_xy(np.stack([graph.lon, graph.lat], axis=1))
     for cutoff, area in zip(cutoffs, iso.areas):
         within = (tree.distance >= 0) & (tree.distance <= cutoff)
         inside = shapely.contains_xy(area, graph.lon, graph.lat)
@@ -90,7 +90,7 @@ def test_the_part_of_an_arc_within_the_cutoff_is_taken():
     g = RoadGraph.from_arcs(5, [0, 1, 2, 3], [1, 2, 3, 4], {"time": np.full(4, 100)},
                             lon=lon, lat=np.full(5, 50.0), metric_units={"time": "s"})
     iso = isochrones(g, np.array([0, 100, 200, 300, 400]), "time", [250], buffer_m=20, source=0)
-    area = shapely.transform(iso.areas[0], LocalProjection(g).to_xy)
+    area = shapely.transform(iso.areas[0], g.projection.to_xy)
     x0 = g.xy[0, 0]
     inside = [(x0 + m, 0) for m in (0, 1000, 2400, 2515)]
     outside = [(x0 + m, 0) for m in (2540, 3000, 4000)] + [(x0 + 1000, 30)]

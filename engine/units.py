@@ -70,6 +70,11 @@ class Unit:
             return format_duration(raw * self.size)
         return f"{raw:,.0f} {UNKNOWN}" if float(raw).is_integer() else f"{raw:,.2f} {UNKNOWN}"
 
+    def with_raw(self, raw: int) -> str:
+        """The display form with the raw value beside it when they differ:
+        "6.55 km (65,470 dm)", "1,809,843 units"."""
+        return self.format(raw) + (f" ({raw:,} {self.symbol})" if self.kind else "")
+
     def axis(self) -> tuple[float, str]:
         """(factor, suffix) for charts and legends: km for lengths, min for times."""
         if self.kind == "length":

@@ -63,11 +63,10 @@ def csp_export(graph, r, minimize: str, budget_metric: str, method: str) -> tupl
     """(properties, title, description) of a cost-budgeted path for
     engine.export.write_path: its ends, length and cost (raw, units, display form), the
     budget, its length in metres and travel time where known, the method."""
-    from engine.capabilities.route import travel_time_s
     from engine.summary import route_summary
     lu, bu = unit_of(graph.metric_units, minimize), unit_of(graph.metric_units, budget_metric)
     summary = route_summary(graph, r.path)
-    seconds = travel_time_s(graph, summary)
+    seconds = summary.travel_time_s
     properties = {"from": int(graph.node_id[r.source]), "to": int(graph.node_id[r.target]),
                   "minimize": minimize, "length": r.length, "length_unit": lu.name,
                   "length_text": lu.format(r.length), "budget_metric": budget_metric,

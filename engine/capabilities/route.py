@@ -62,7 +62,7 @@ def route_export(graph, path: Path, unit: Unit, method: str, method_label: str) 
     """(properties, title, description) of a route for engine.export.write_path: its
     ends (file ids), cost (raw, its unit, in display form), length, travel time, method."""
     summary = route_summary(graph, path)
-    seconds = travel_time_s(graph, summary)
+    seconds = summary.travel_time_s
     properties = {"from": int(graph.node_id[path.source]), "to": int(graph.node_id[path.target]),
                   "metric": path.metric, "cost": path.distance, "unit": unit.name,
                   "cost_text": unit.format(path.distance), "arcs": path.num_arcs,
@@ -73,16 +73,6 @@ def route_export(graph, path: Path, unit: Unit, method: str, method_label: str) 
         ([format_duration(seconds)] if seconds is not None else [])
     description = ", ".join(real + [f"{path.metric} {properties['cost_text']} by {method_label}"])
     return properties, title, description
-
-
-def travel_time_s(graph, summary: RouteSummary) -> float | None:
-    """The route's travel time in seconds, where the graph's time metric has a known unit."""
-    if summary.travel_time_s is not None:
-        return summary.travel_time_s
-    unit = unit_of(graph.metric_units, "travel_time")
-    if summary.travel_time_raw is not None and unit.kind == "time":
-        return summary.travel_time_raw * unit.size
-    return None
 
 
 def _rounded(x: float | None, digits: int = 1) -> float | None:
@@ -112,7 +102,7 @@ def to_json(workspace, params: dict, a: RouteAnswer) -> dict:
         "from": int(g.node_id[a.path.source]), "to": int(g.node_id[a.path.target]),
         "metric": a.path.metric, "distance": a.path.distance, "arcs": a.path.num_arcs,
         "unit": a.unit.name, "length_m": _rounded(s.length_m),
-        "travel_time_s": _rounded(travel_time_s(g, s), 3), "path": file_ids(g, a.path.nodes),
+        "travel_time_s": _rounded(s.travel_time_s, 3), "path": file_ids(g, a.path.nodes),
         "compute_ms": round(a.compute_ms, 4), "method": a.method, "method_label": a.method_label,
         **({"turns": a.turns["by_type"], "turn_cost": a.turns["cost"]} if a.turns else {}),
         **{k: params[k] for k in ("geojson", "gpx") if params.get(k)},     # written by route
@@ -120,8 +110,7 @@ def to_json(workspace, params: dict, a: RouteAnswer) -> dict:
 
 
 def text(r: dict) -> str:
-    unit = Unit(r.get("unit", ""))
-    cost = unit.format(r["distance"]) + (f" ({r['distance']:,} {unit.symbol})" if unit.kind else "")
+    cost = Unit(r.get("unit", "")).with_raw(r["distance"])
     extra = ([format_length(r["length_m"])] if r["length_m"] is not None else []) + \
         ([format_duration(r["travel_time_s"])] if r.get("travel_time_s") is not None else []) + \
         [f"{r['arcs']:,} arcs"]
@@ -137,8 +126,7 @@ def _turn_lines(r: dict) -> list[str]:
     if "turns" not in r:
         return []
     taken = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in r["turns"].items() if n)
-    unit = Unit(r.get("unit", ""))
-    paid = unit.format(r["turn_cost"]) + (f" ({r['turn_cost']:,} {unit.symbol})" if unit.kind else "")
+    paid = Unit(r.get("unit", "")).with_raw(r["turn_cost"])
     return [f"  turns: {taken or 'none'}; turn costs paid {paid}"]
 
 

@@ -97,9 +97,7 @@ def to_json(workspace, params: dict, a: TreeAnswer) -> dict:
 
 
 def text(r: dict) -> str:
-    unit = Unit(r.get("unit", ""))
-    farthest = unit.format(r["max_distance"]) + (f" ({r['max_distance']:,} {unit.symbol})"
-                                                 if unit.kind else "")
+    farthest = Unit(r.get("unit", "")).with_raw(r["max_distance"])
     return "\n".join([text_lines([f"{r['metric']} tree from {r['from']}: reached {r['reached']:,} of "
                                   f"{r['nodes']:,} nodes, farthest {farthest}",
                                   f"  computed in {r['compute_ms']:.2f} ms ({r['total_ms']:.2f} ms with "

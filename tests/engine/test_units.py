@@ -17,6 +17,8 @@ def test_display_forms():
     assert Unit("ds").format(8450) == "14:05 min" and Unit("dm").format(123_456) == "12.35 km"
     assert Unit("µh").format(1_000_000) == "1:00:00 h"          # 10^6 microhours
     assert Unit("").format(1_809_843) == "1,809,843 units" and Unit("").name == "units"
+    assert Unit("dm").with_raw(65_470) == "6.55 km (65,470 dm)"
+    assert Unit("").with_raw(1_809_843) == "1,809,843 units"
     assert Unit("ds").axis() == (pytest.approx(0.1 / 60), "min")
     assert Unit("dm").axis() == (pytest.approx(1e-4), "km") and Unit("").axis() == (1.0, "units")
 

@@ -105,13 +105,8 @@ class ServiceAreaController(Controller):
         if record["band"] == 0:
             self._partial = []
         self._partial.append(record["geometry"])
-        cutoffs = [float(c) for c in self._partial_cutoffs(job)]
-        self.overlay.show(self.session.graph, self._partial, self.band_colors(cutoffs)[:len(self._partial)])
-
-    def _partial_cutoffs(self, job) -> list[float]:
-        from engine.capabilities.isochrone import cutoffs_in_raw_units
-        unit = unit_of(self.session.graph.metric_units, job.params["metric"])
-        return cutoffs_in_raw_units(job.params["cutoffs"], unit)
+        colors = self.band_colors(record["cutoffs"])[:len(self._partial)]
+        self.overlay.show(self.session.graph, self._partial, colors)
 
     def on_result(self, job, answer) -> None:
         if self._current(job):

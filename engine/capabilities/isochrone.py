@@ -61,7 +61,7 @@ def run(workspace, params: dict, ctx) -> IsochroneAnswer:
     from engine.isochrone import isochrones
     iso = isochrones(graph, tree.tree.distance, metric, cutoffs, params.get("buffer"),
                      source=int(params["source"]), progress=ctx.progress, cancel=ctx.cancel,
-                     on_band=lambda k, band: ctx.record({"band": k, "cutoff": cutoffs[k],
+                     on_band=lambda k, band: ctx.record({"band": k, "cutoffs": cutoffs,
                                                          "geometry": band}))
     if params.get("geojson"):
         from engine.export import geojson

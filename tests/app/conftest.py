@@ -8,7 +8,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 
 from engine.graph import RoadGraph  # noqa: E402
-from tests.app.helpers import grid_graph  # noqa: E402
+from tests.app.helpers import grid_graph, shown_window  # noqa: E402
 
 
 @pytest.fixture
@@ -18,12 +18,5 @@ def graph() -> RoadGraph:
 
 @pytest.fixture
 def window(qtbot):
-    from app.main_window import MainWindow
-    w = MainWindow(backend="cpu")
-    qtbot.addWidget(w)
-    w.resize(1000, 700)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.close()
-    w.engine.shutdown()
+    with shown_window(qtbot, 1000, 700) as w:
+        yield w

@@ -1,6 +1,7 @@
 """Helpers for the window tests: small graphs, DIMACS files, loading, real clicks."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -117,3 +118,20 @@ def shift_click_route(qtbot, window, s: int, t: int):
                           check_params_cb=lambda r: r is not None and r.target == t):
         click_node(qtbot, window, t)
     return window.session.route
+
+
+@contextmanager
+def shown_window(qtbot, width: int, height: int):
+    """The main window (CPU backend) shown at ``width`` x ``height``; closed, and its
+    engine thread stopped, afterwards."""
+    from app.main_window import MainWindow
+    w = MainWindow(backend="cpu")
+    qtbot.addWidget(w)
+    w.resize(width, height)
+    w.show()
+    qtbot.waitExposed(w)
+    try:
+        yield w
+    finally:
+        w.close()
+        w.engine.shutdown()

@@ -21,7 +21,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from engine.graph import ROAD_CLASS_INDEX, RoadGraph, haversine_m
-from tests.app.helpers import LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, click_node, load_graph, routes
+from tests.app.helpers import (LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, click_node, load_graph, routes,
+                               shown_window)
 from tests.conftest import DATA, NY_D, PORTO, need
 
 MONACO = DATA / "osm" / "monaco.osm.pbf"
@@ -93,15 +94,8 @@ def ferry_graph():
 @pytest.fixture
 def big_window(qtbot):
     """The window at its default size, 1280x800."""
-    from app.main_window import MainWindow
-    w = MainWindow(backend="cpu")
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.close()
-    w.engine.shutdown()
+    with shown_window(qtbot, 1280, 800) as w:
+        yield w
 
 
 def view_measures(window) -> tuple[float, float]:

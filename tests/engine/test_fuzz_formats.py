@@ -79,7 +79,8 @@ def array_mutation(draw, names):
                 a = a.astype(np.float64 if abs(new) >= 2**63 else np.int64)
             a.flat[i] = new
         elif kind == "dtype":
-            a = a.astype(dtype)
+            with np.errstate(invalid="ignore", over="ignore"):    # a lossy cast is the point
+                a = a.astype(dtype)
         elif kind == "swap":
             a.flat[i], a.flat[j] = a.flat[j], a.flat[i]
         elif kind == "reverse":

@@ -203,7 +203,8 @@ def _closing(rows, disagreed, started, targets):
     return HEADER, rows
 
 
-def _sets(g, stored):
+def stored_query_sets(g, stored):
+    """Vine's sets from the stored file (with reference answers), or built (without)."""
     from engine.csp.query_sets import build_query_sets
     if stored.exists():
         return json.loads(stored.read_text())
@@ -222,7 +223,7 @@ def bench_csp() -> tuple[list[str], list[list[str]]]:
     if g is None:
         return HEADER, [["NY", "", "skipped", "", "", "the NY files are not in the data"]]
     backend = backends.current()
-    rows, disagreed = _graph_rows(f"NY ({g.num_nodes:,} nodes)", g, _sets(g, NY_SETS),
+    rows, disagreed = _graph_rows(f"NY ({g.num_nodes:,} nodes)", g, stored_query_sets(g, NY_SETS),
                                   _variants(g, backend))
     return _closing(rows, disagreed, started, "NY Q3 ≤ 5 ms (GPU), ≤ 100 ms (CPU twin, 2 cores)")
 
@@ -234,7 +235,7 @@ def bench_csp_big() -> tuple[list[str], list[list[str]]]:
         return HEADER, [["generated 2 M", "", "skipped", "", "", "needs a GPU"]]
     started, g = time.perf_counter(), _generated()
     rows, disagreed = _graph_rows(f"generated ({g.num_nodes:,} nodes)", g,
-                                  _sets(g, GENERATED_SETS),
+                                  stored_query_sets(g, GENERATED_SETS),
                                   _variants(g, backend, twin_budget_s=TWIN_BIG_BUDGET_S))
     return _closing(rows, disagreed, started, "2 M Q3 ≤ 50 ms (GPU)")
 
@@ -250,7 +251,8 @@ def bench_csp_cpu() -> tuple[list[str], list[list[str]]]:
                                 sets=("Q1",), limit=CSPY_QUERIES))
     except ImportError:
         print("cspy is not installed (pip install '.[bench]'): no cspy row", flush=True)
-    rows, disagreed = _graph_rows(f"NY ({g.num_nodes:,} nodes)", g, _sets(g, NY_SETS), variants)
+    rows, disagreed = _graph_rows(f"NY ({g.num_nodes:,} nodes)", g,
+                                  stored_query_sets(g, NY_SETS), variants)
     return _closing(rows, disagreed, started, "NY Q3 ≤ 100 ms (CPU twin, 2 cores); "
                     "NY Q1 ≥ 100x cspy")
 

@@ -135,14 +135,15 @@ class Workspace:
             self._warm_up_router(self._crp_query)
         return self._crp_query
 
-    def csp_query(self, minimize: str, budget_metric: str, bounds: bool = True):
+    def csp_query(self, minimize: str, budget_metric: str, bounds: bool = True,
+                  lagrangian: str = "auto"):
         """The cost-budgeted path query for (length, cost) metrics, compiled and warmed
         up once (a first query's time never includes compilation)."""
-        key = (minimize, budget_metric, bounds)
+        key = (minimize, budget_metric, bounds, lagrangian)
         if key not in self._csp:
             from engine.csp import CspQuery
             query = CspQuery(self.graph, minimize, budget_metric, bounds=bounds,
-                             backend=self.backend)
+                             backend=self.backend, lagrangian=lagrangian)
             if self.graph.num_arcs:
                 a = 0
                 try:

@@ -1,7 +1,9 @@
 """Quick GPU probe for cost-budgeted paths (development aid): NY query sets, GPU vs CPU
 twin, times, iterations and labels per query, for one or more option sets.
     python scripts/csp_gpu_probe.py [per_set] ['{"max_labels": 3000000}' ...]
-(each JSON object goes to CspQuery; SETS=Q3 limits the sets, CPU=1 runs the twin too).
+(each JSON object goes to CspQuery, e.g. '{"lagrangian": "always"}'; SETS=Q3 limits the
+sets, CPU=1 runs the twin too, GRAPH=2m takes the generated 2 M graph and its sets,
+which store no answers).
 The sets are tests/data/csp_ny_queries.json (the first per_set of each), whose stored
 answers check every GPU length; per iteration: the labeling kernels' time over the
 iterations (passes), the figure that decides the GPU's speed on NY."""
@@ -12,7 +14,7 @@ import sys
 import numpy as np
 
 sys.path[:0] = [".", "scripts"]
-from benchmarks.csp import NY_SETS, stored_query_sets  # noqa: E402
+from benchmarks.csp import GENERATED_SETS, NY_SETS, stored_query_sets  # noqa: E402
 from engine.backend import cpu_backend, gpu_backend  # noqa: E402
 from engine.csp import CspQuery  # noqa: E402
 from engine.csp.label_gpu import AT  # noqa: E402
@@ -23,8 +25,13 @@ data = os.environ.get("ROUTELAB_DATA", "../shared/data")
 per = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 variants = [json.loads(a) for a in sys.argv[2:]] or [{}]
 names = os.environ.get("SETS", "Q1,Q2,Q3").split(",")
-g = load([f"{data}/dimacs/USA-road-d.NY.gr.gz"])
-sets = stored_query_sets(g, NY_SETS)          # as the tests and the bench read them
+if os.environ.get("GRAPH") == "2m":
+    from engine.generate import generate_road_network
+    g = generate_road_network(2_000_000, seed=1)
+    sets = stored_query_sets(g, GENERATED_SETS)
+else:
+    g = load([f"{data}/dimacs/USA-road-d.NY.gr.gz"])
+    sets = stored_query_sets(g, NY_SETS)      # as the tests and the bench read them
 sets["sets"] = {k: v[:per] for k, v in sets["sets"].items()}
 gpu = gpu_backend()
 cpu = CspQuery(g, backend=cpu_backend()) if os.environ.get("CPU") else None
@@ -57,7 +64,8 @@ for opts in variants:
             splits = int(q.gpu.labeling.ctl_host[AT["splits"]])
             print(f"{name} gpu {r.ms['total']:.2f} ms (bounds {r.ms['bounds']:.2f}, kernel "
                   f"{kernel_ms:.2f}) it {iters} splits {splits} created {r.stats['created']} "
-                  f"expanded {r.stats['settled']}{twin} ok {ok} {r.answered_by}", flush=True)
+                  f"expanded {r.stats['settled']}{twin} ok {ok} {r.answered_by} lagrangian "
+                  f"{r.lagrangian}", flush=True)
         if not rows:
             continue
         keys = ["gpu", "per_iteration", "created", "iterations"] + (["cpu"] if cpu else [])

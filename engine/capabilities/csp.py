@@ -6,6 +6,7 @@ import math
 
 from engine.capabilities import Capability, Param, register
 from engine.capabilities.common import GEOJSON, GPX, SOURCE, TARGET, file_ids
+from engine.csp.lagrangian import POLICIES
 from engine.export import write_path, written_lines
 from engine.units import Unit, parse_amounts, unit_of
 
@@ -18,7 +19,8 @@ def run(workspace, params: dict, ctx):
     # makes it, so its times exclude compilation.
     minimize = params.get("minimize") or MINIMIZE
     budget_metric = params.get("budget_metric") or BUDGET_METRIC
-    query = workspace.csp_query(minimize, budget_metric, bounds=not params.get("no_bounds"))
+    query = workspace.csp_query(minimize, budget_metric, bounds=not params.get("no_bounds"),
+                                lagrangian=params.get("lagrangian") or "auto")
     budget = budget_in_raw_units(params.get("budget"), unit_of(workspace.graph.metric_units, budget_metric))
     result = query.solve(int(params["source"]), int(params["target"]), budget,
                          pareto=bool(params.get("pareto")))
@@ -104,6 +106,7 @@ def to_json(workspace, params: dict, r) -> dict:
         "backend": r.backend, "iterations": r.stats.get("iterations"),
         "k_t": _k_history(r),
         "pareto": None if r.pareto is None else [[p.length, p.cost] for p in r.pareto],
+        "lagrangian": r.lagrangian,
         **{k: params[k] for k in ("geojson", "gpx") if params.get(k)},     # written by run
     }
 
@@ -129,6 +132,13 @@ def text(r: dict) -> str:
              ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in r["labels"].items()),
              f"  time: bounds {r['ms']['bounds']:.2f} ms + labeling {r['ms']['labeling']:.2f} ms "
              f"= {r['ms']['total']:.2f} ms ({r['method']}, {r['backend'].upper()})"]
+    lag = r.get("lagrangian")
+    if lag:
+        when = (f"after {lag['labels_before_restart']:,} labels" if lag["labels_before_restart"]
+                else "from the start")
+        lines.append(f"  Lagrangian bound {when}: {lag['steps']} LARAC steps, {lag['ms']:.2f} ms; "
+                     f"lambda {lag['lambda']:.4g}; no path within the budget is shorter than "
+                     f"{lag['lower']:,.1f}, one of {lag['upper']:,} exists")
     if r["k_t"]:
         ks = r["k_t"]
         changes = [k for i, k in enumerate(ks) if i == 0 or k != ks[i - 1]]
@@ -153,5 +163,8 @@ CSP = register(Capability(
             Param("pareto", bool, False, "also every non-dominated (length, cost) path"),
             Param("no_bounds", bool, False, "search without the reverse-search bounds "
                   "(Vine-style, for comparison)", flag="--no-bounds"),
+            Param("lagrangian", str, "auto", "the Lagrangian bound (LARAC): auto = a hard "
+                  "query restarts with it (after as many labels as the graph has nodes, 4x "
+                  "on a GPU), always, or never", choices=POLICIES),
             GEOJSON, GPX),
     run=run, result_kind="csp", to_json=to_json, to_text=text))

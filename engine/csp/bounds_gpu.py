@@ -33,8 +33,8 @@ class GpuBounds:
     def __init__(self, graph, length: np.ndarray, cost: np.ndarray, backend) -> None:
         xp = backend.xp
         self.backend, self.n = backend, graph.num_nodes
-        reverse = RoadGraph.from_arcs(graph.num_nodes, graph.head, graph.tail,
-                                      {"length": length, "cost": cost})
+        self.reverse = reverse = RoadGraph.from_arcs(graph.num_nodes, graph.head, graph.tail,
+                                                     {"length": length, "cost": cost})
         self.phast = {name: PhastQuery(contract(reverse, name, backend=backend), backend)
                       for name in ("length", "cost")}
         self.preparation_ms = sum(q.hierarchy.params["wall_ms"] for q in self.phast.values())
@@ -62,15 +62,17 @@ class GpuBounds:
         self._trees()
 
     def _queue_trees(self) -> None:
-        target = self.phast["length"]   # its sources buffer holds the target
-        self._tree(self.len, self.cost, self._d["length"], self.lb_l, self.length_next,
-                   self.cost_along, target)
-        self._tree(self.cost, self.len, self._d["cost"], self.lb_c, self.cost_next,
-                   self.length_along, target)
+        target = _sources(self.phast["length"])   # its sources buffer holds the target
+        self.tree(self.len, self.cost, self._d["length"], self.lb_l, self.length_next,
+                  self.cost_along, target)
+        self.tree(self.cost, self.len, self._d["cost"], self.lb_c, self.cost_next,
+                  self.length_along, target)
 
-    def _tree(self, w, other, d, lb, next_arc, along, query) -> None:
+    def tree(self, w, other, d, lb, next_arc, along, target_buffer) -> None:
+        """From distances ``d`` (uint64) to the target under forward arc weights ``w``:
+        ``lb`` (int64, INF none), each node's first tree arc and the sum of ``other``
+        along its tree path (``along``; INF where a zero-weight loop hides it)."""
         b, n = self.backend, np.int32(self.n)
-        target_buffer = _sources(query)
         ptr, tmp = self._ptr
         b.launch("csp", "csp_tree", (self.first_out, self.head, w, other, d, n, target_buffer,
                                      lb, next_arc, ptr, along), threads=self.n, block=TREE_BLOCK)

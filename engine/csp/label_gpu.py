@@ -7,7 +7,8 @@ the control step. An iteration:
    the threshold is expanded (the threshold is read off a key histogram of the
    frontier so that about K_t labels pass it); the others stay for later.
 2. **Pruning**, counted apart: the cost bound (c + lb_c(w) > budget), the length bound
-   (l + lb_l(w) >= the incumbent), the block's hash-pruning table in shared memory,
+   (l + lb_l(w) >= the incumbent; with a Lagrangian bound also its test,
+   engine/csp/lagrangian.py), the block's hash-pruning table in shared memory,
    then the vertex's non-dominated label list in global memory, updated lazily
    (labels a new one dominates are marked dead in place and skipped later).
 3. **Completions** (with bounds, not in Pareto mode): a new label whose shortest
@@ -35,7 +36,7 @@ CTL = ("status", "near", "cur", "count", "incumbent", "threshold", "k_t", "itera
 AT = {name: i for i, name in enumerate(CTL)}
 IT, TOTAL, CTL_SIZE = 24, 40, 56
 GPU_STATS = ("expanded", "created", "pruned_cost_bound", "pruned_length_bound", "pruned_hash",
-             "pruned_list", "dead", "dropped")
+             "pruned_list", "dead", "dropped", "pruned_lagrangian")
 STATUS = ("running", "done", "out of labels", "out of list memory", "unreachable",
           "over budget", "answered by the bounds", "iteration limit")
 RUNNING, DONE, OUT_OF_LABELS, OUT_OF_LISTS = 0, 1, 2, 3
@@ -106,15 +107,21 @@ class GpuLabeling:
         self.blocks = blocks or xp.cuda.Device().attributes["MultiProcessorCount"]
         self.ctl_host = backend.host_empty(CTL_SIZE, np.int64)
 
-    def solve(self, source: int, target: int, budget: int, prune, exact, flags: int) -> GpuRun:
+    def solve(self, source: int, target: int, budget: int, prune, exact, flags: int,
+              lagrange=None, label_limit: int | None = None) -> GpuRun:
         """``exact``: the device arrays (lb_l, lb_c, cost_along, length_along) of the
         bounds, which decide reachability, the least cost and the shortest path's fit;
         ``prune``: the same four that the labeling prunes with (zeros and INF for
-        Vine-style)."""
+        Vine-style); ``lagrange``: a LagrangianBound (device ``d``) to prune with too;
+        ``label_limit``: stop (out of labels) after this many labels, not capacity."""
         b = self.backend
         lb_l, lb_c, cost_along, length_along = prune
+        i64 = np.int64
+        lag = (lagrange.d, i64(lagrange.p), i64(lagrange.q), i64(lagrange.cut)) if lagrange \
+            else (lb_l, i64(0), i64(0), i64(0))
+        limit = min(label_limit or self.capacity, self.capacity)
         flags |= ADAPTIVE if self.adaptive else 0
-        i32, i64 = np.int32, np.int64
+        i32 = np.int32
         self.vhead.fill(-1)
         b.launch("csp", "csp_start", (i32(source), i32(target), i64(budget), i32(flags),
                                       *exact, lb_l,
@@ -127,9 +134,9 @@ class GpuLabeling:
         started = b.mark()
         while True:
             b.launch("csp", "csp_labeling",
-                     (*g, lb_l, lb_c, cost_along, length_along, self.lab_node, self.lab_l,
+                     (*g, lb_l, lb_c, cost_along, length_along, *lag, self.lab_node, self.lab_l,
                       self.lab_c, self.lab_parent, self.lab_arc, self.lab_dead, i32(self.capacity),
-                      self.vhead, self.lock, self.slots, self.slot_l, self.slot_c,
+                      i32(limit), self.vhead, self.lock, self.slots, self.slot_l, self.slot_c,
                       self.chunk_next, i32(self.pool),
                       *self.frontier, self.ctl, self.hist, self.ratios,
                       self.history, i32(HISTORY_ROWS), i32(target), i64(budget), i32(flags),

@@ -13,6 +13,10 @@ Pruning, counted apart:
 The first label settled at the target is optimal. Without bounds (``lb`` all zero:
 "Vine-style") the same code is a plain bi-criteria label-setting search.
 
+With a Lagrangian bound (engine/csp/lagrangian.py: ``lag_q`` > 0) a label is also
+pruned when q*l + p*c + d(node) - p*budget passes q*incumbent (or q*upper, the length
+of a path LARAC found), counted as a length-bound prune and, apart, as Lagrangian.
+
 Pareto mode keeps going after the first target label: target labels settle in
 increasing length, and each that costs less than every earlier one is a new
 non-dominated point; a label is pruned when c + lb_c(node) cannot beat the cheapest
@@ -24,8 +28,9 @@ import numba
 import numpy as np
 
 INF = np.iinfo(np.int64).max
-STATS = ("created", "settled", "pruned_cost_bound", "pruned_length_bound", "pruned_dominated")
-HISTORY = ("settled", "frontier") + STATS[2:] + ("created",)   # one row per HISTORY_EVERY settled
+STATS = ("created", "settled", "pruned_cost_bound", "pruned_length_bound", "pruned_dominated",
+         "pruned_lagrangian")   # the last: of pruned_length_bound, those by the Lagrangian bound
+HISTORY = ("settled", "frontier") + STATS[2:5] + ("created",)   # one row per HISTORY_EVERY settled
 HISTORY_EVERY = 64
 
 
@@ -92,14 +97,16 @@ def _record(history, rows, stats, frontier):
 
 @numba.njit(cache=True)
 def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb_c,
-                 cost_along, length_along, complete, pareto, max_labels, stats, history):
+                 cost_along, length_along, complete, pareto, max_labels, stats, history,
+                 lag_d, lag_p, lag_q, lag_upper):
     """Labels (node, l, c, parent, arc) and the answer: ``found`` label indices and
     how each ends (``completion``: 0 at the target, 1 + the shortest path from its
     node, 2 + the least-cost path from its node; -1 none). ``cost_along`` /
     ``length_along``: the cost of the shortest path and the length of the least-cost
     path from each node to the target (engine.csp.bounds), used when ``complete``
     (not in Pareto mode, nor without bounds). Also the rows written to ``history``
-    and whether ``max_labels`` was hit."""
+    and whether ``max_labels`` was hit. ``lag_d, lag_p, lag_q, lag_upper``: the
+    Lagrangian bound (engine.csp.lagrangian; ``lag_q`` 0: none)."""
     n = lb_l.size
     cap = 1024
     node, lab_l, lab_c = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64)
@@ -155,6 +162,13 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
             if nc >= settled_cost[w]:
                 stats[4] += 1
                 continue
+            if lag_q > 0:
+                cut = lag_q * lag_upper if incumbent == INF else \
+                    min(lag_q * lag_upper, lag_q * incumbent - 1)
+                if lag_d[w] == INF or lag_q * nl + lag_p * nc + lag_d[w] - lag_p * budget > cut:
+                    stats[3] += 1
+                    stats[5] += 1
+                    continue
             better = complete and nl + length_along[w] < incumbent
             if nl + lb_l[w] >= incumbent and not better:
                 stats[3] += 1

@@ -8,6 +8,13 @@ which ends as soon as a label's shortest completion fits the budget.
 ``bounds=False`` runs the same labeling with zero bounds, no incumbent and no
 completions (Vine's search, for comparison).
 
+A hard query (the labeling passes ``lagrangian_after`` labels, by default as many
+as the graph has nodes on the CPU and 4x that on the GPU: about what LARAC's searches
+cost) starts over with a
+Lagrangian bound as well (engine.csp.lagrangian), which on the hardest queries cuts
+the labels by orders of magnitude; ``lagrangian="always"`` uses it from the start,
+``"never"`` not at all. Pareto sets and Vine-style runs never use it.
+
 On a GPU backend the bounds are two PHAST sweeps on the reversed graph
 (engine.csp.bounds_gpu) and the labeling is Vine's parallel search
 (engine.csp.label_gpu); the answers are the same, the counts differ (a parallel
@@ -23,6 +30,8 @@ import numpy as np
 from engine import backend as backends
 from engine.csp.bounds import INF, Bounds, ReverseGraph, compute_bounds, tree_path
 from engine.csp.label_search import HISTORY, STATS, label_arcs, label_search
+from engine.csp.lagrangian import (AUTO_AFTER_PER_NODE, POLICIES, LagrangianBound, cpu_search,
+                                   lagrangian_summary, larac)
 from engine.paths import Path, Unreachable, check_node, path_from_arcs, unreachable
 
 MAX_LABELS = 50_000_000        # about 2 GB of labels: beyond it a query fails clearly
@@ -66,6 +75,7 @@ class CspResult:
     references: dict = field(default_factory=dict)   # "shortest", "least_cost": arc arrays
     history: np.ndarray | None = None   # int64 [k, len(history_columns)]: the labeling's course
     history_columns: tuple = HISTORY    # engine.csp.label_gpu.GPU_HISTORY on the GPU
+    lagrangian: dict | None = None      # engine.csp.lagrangian.lagrangian_summary (None: unused)
     backend: str = "cpu"
 
 
@@ -74,6 +84,7 @@ class CspQuery:
 
     def __init__(self, graph, minimize: str = "distance", budget_metric: str = "travel_time",
                  bounds: bool = True, max_labels: int = MAX_LABELS, backend=None,
+                 lagrangian: str = "auto", lagrangian_after: int | None = None,
                  **gpu_options) -> None:
         for name in (minimize, budget_metric):
             if name not in graph.metrics:
@@ -85,6 +96,9 @@ class CspQuery:
         if self.length.min(initial=0) < 0 or self.cost.min(initial=0) < 0:
             raise ValueError("cost-budgeted paths need non-negative lengths and costs")
         self.use_bounds, self.max_labels = bounds, max_labels
+        if lagrangian not in POLICIES:
+            raise ValueError(f"lagrangian must be one of {', '.join(POLICIES)}, not {lagrangian!r}")
+        self.lagrangian = lagrangian
         if not bounds:
             self.label = "label-setting without bounds (Vine-style)"
         self.reverse = ReverseGraph.of(graph, self.length, self.cost)
@@ -92,6 +106,8 @@ class CspQuery:
             backend = backends.select(backend)
         self.backend = backend or backends.current()
         self.gpu = None
+        per_node = AUTO_AFTER_PER_NODE["gpu" if self.backend.is_gpu else "cpu"]
+        self.lagrangian_after = max(1, int(lagrangian_after or per_node * graph.num_nodes))
         if self.backend.is_gpu:
             from engine.csp.search_gpu import GpuSearch
             self.gpu = GpuSearch(self, **gpu_options)
@@ -123,19 +139,30 @@ class CspQuery:
             result = self._result(base, refs["shortest"], "bounds", stats)
         else:
             result = self._label(base, b, refs, pareto, stats)
-        result.ms = {"bounds": b.ms, "labeling": (time.perf_counter() - t0) * 1000 - b.ms,
-                     "total": (time.perf_counter() - t0) * 1000}
+        result.ms.update(bounds=b.ms, labeling=(time.perf_counter() - t0) * 1000 - b.ms,
+                         total=(time.perf_counter() - t0) * 1000)
         return result
 
     def _label(self, base: dict, b: Bounds, refs: dict, pareto: bool, stats) -> CspResult:
         s, t, budget = base["source"], base["target"], base["budget"]
         lb_l, lb_c = (b.length, b.cost) if self.use_bounds else \
             (np.zeros_like(b.length), np.zeros_like(b.cost))      # Vine: no bounds at all
+        policy = self.lagrangian if self.use_bounds and not pareto else "never"
+        bound = self.lagrangian_bound(b, s, t, budget) if policy == "always" else None
+        limit = min(self.max_labels, self.lagrangian_after) if policy == "auto" else self.max_labels
         history = np.zeros((HISTORY_ROWS, len(HISTORY)), np.int64)
-        node, _, lab_c, parent, arc, found, completion, rows, overflow = label_search(
-            self.graph.first_out, self.graph.head, self.length, self.cost, s, t, budget,
-            lb_l, lb_c, b.cost_along, b.length_along, self.use_bounds and not pareto, pareto,
-            self.max_labels, stats, history)
+        restart = rows = 0
+        while True:
+            lag = (bound.d, bound.p, bound.q, bound.upper) if bound else (lb_l[:0], 0, 0, 0)
+            node, _, lab_c, parent, arc, found, completion, more, overflow = label_search(
+                self.graph.first_out, self.graph.head, self.length, self.cost, s, t, budget,
+                lb_l, lb_c, b.cost_along, b.length_along, self.use_bounds and not pareto,
+                pareto, self.max_labels if bound else limit, stats, history[rows:], *lag)
+            rows += more
+            if not (overflow and bound is None and limit < self.max_labels):
+                break
+            restart = int(stats[0])          # a hard query: start over with the bound too
+            bound = self.lagrangian_bound(b, s, t, budget)
         if overflow:
             raise self.out_of_labels(self.max_labels)
         if found.size == 0:           # the bounds said a path exists within the budget
@@ -146,10 +173,18 @@ class CspQuery:
         how = {0: "labeling", 1: "labeling (shortest completion)",
                2: "labeling (least-cost completion)"}[completion]
         result = self._result(base, arcs, how, stats)
+        result.lagrangian = lagrangian_summary(bound, restart)
         if pareto:
             result.pareto = [ParetoPoint(int(self.length[a].sum()), int(lab_c[x]), a)
                              for x in found for a in [label_arcs(parent, arc, int(x))]]
         return result
+
+    def lagrangian_bound(self, b: Bounds, source: int, target: int, budget: int) -> LagrangianBound:
+        """LARAC on the CPU, from the two paths the bounds found."""
+        search = cpu_search(self.reverse, self.graph.head, self.cost, source, target)
+        return larac(search, budget, (int(b.length[source]), int(b.cost_along[source])),
+                     (int(b.length_along[source]), int(b.cost[source])),
+                     int(self.length.max()), int(self.cost.max()))
 
     def base(self, source: int, target: int, budget: int, least: int, shortest_length: int,
              refs: dict) -> dict:

@@ -1,13 +1,18 @@
 """A cost-budgeted query on the GPU: the bounds (engine.csp.bounds_gpu), the parallel
-labeling (engine.csp.label_gpu), and the answer as the CPU's CspResult."""
+labeling (engine.csp.label_gpu), the Lagrangian bound for hard queries
+(engine.csp.lagrangian_gpu, by CspQuery's policy), and the answer as the CPU's
+CspResult."""
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
 
 from engine.csp.bounds import INF, compute_bounds, tree_path
 from engine.csp.bounds_gpu import GpuBounds
+from engine.csp.lagrangian import lagrangian_summary, larac
+from engine.csp.lagrangian_gpu import GpuLagrangian, ZeroWeightLoop
 from engine.csp.label_gpu import (AT, BY_BOUNDS, COMPLETE, DONE, GPU_HISTORY, OUT_OF_LABELS,
                                   OUT_OF_LISTS, OVER_BUDGET, PARETO, UNREACHABLE, GpuLabeling)
 from engine.paths import unreachable
@@ -24,6 +29,8 @@ class GpuSearch:
         self.bounds = GpuBounds(g, query.length, query.cost, backend)
         self.labeling = GpuLabeling(g, query.length, query.cost, backend, query.max_labels,
                                     **options)
+        self.lagrange = GpuLagrangian(self.bounds, backend)
+        self.max_weights = (int(query.length.max(initial=1)), int(query.cost.max(initial=1)))
         xp = backend.xp
         self.zeros, self.infs = xp.zeros(g.num_nodes, np.int64), xp.full(g.num_nodes, INF, np.int64)
         self.preparation_ms = self.bounds.preparation_ms
@@ -37,7 +44,18 @@ class GpuSearch:
         exact = (bd.lb_l, bd.lb_c, bd.cost_along, bd.length_along)
         prune = exact if q.use_bounds else (self.zeros, self.zeros, self.infs, self.infs)
         flags = PARETO if pareto else (COMPLETE if q.use_bounds else 0)
-        run = self.labeling.solve(source, target, budget, prune, exact, flags)
+        policy = q.lagrangian if q.use_bounds and not pareto else "never"
+        bound = self._lagrangian(source, target, budget) if policy == "always" else None
+        limit = q.lagrangian_after if policy == "auto" else None
+        run = self.labeling.solve(source, target, budget, prune, exact, flags, bound, limit)
+        first = None
+        if run.status == OUT_OF_LABELS and policy == "auto" and limit < self.labeling.capacity:
+            first = run                      # a hard query: start over with the bound too
+            bound = self._lagrangian(source, target, budget)
+            run = self.labeling.solve(source, target, budget, prune, exact, flags, bound)
+            later = run.history.copy()       # the history goes on from the first run's
+            later[:, GPU_HISTORY.index("iteration")] += len(first.history)
+            run.history = np.concatenate([first.history, later])
         ctl = run.ctl
         if run.status == UNREACHABLE:
             raise unreachable(q.graph, source, target)
@@ -51,7 +69,7 @@ class GpuSearch:
         length_next, cost_next = backend.to_host(bd.length_next), backend.to_host(bd.cost_next)
         refs = self._references(source, target, budget, ctl, length_next, cost_next)
         base = q.base(source, target, budget, least, int(ctl[AT["src_lb_l"]]), refs)
-        stats = self._stats(run)
+        stats = self._stats(run, first)
         if run.status == BY_BOUNDS:
             result = q.result(base, refs["shortest"], "bounds", stats)
         else:
@@ -59,7 +77,26 @@ class GpuSearch:
         bounds_ms = backend.elapsed_ms(start, bounds_done)
         total = (time.perf_counter() - t0) * 1000
         result.ms = {"bounds": bounds_ms, "labeling": total - bounds_ms, "total": total}
+        result.lagrangian = lagrangian_summary(bound, int(first.stats["created"]) if first else 0)
         return result
+
+    def _lagrangian(self, source: int, target: int, budget: int):
+        """LARAC on the device from the two paths of the bounds (None when the bounds
+        settle the query, or a tree path hides behind a zero-weight loop)."""
+        bd, backend = self.bounds, self.query.backend
+        at = backend.xp.stack([a[source] for a in (bd.lb_l, bd.cost_along, bd.length_along,
+                                                   bd.lb_c)])
+        l1, c1, l2, c2 = (int(x) for x in backend.to_host(at))
+        if INF in (l1, c1, l2, c2) or c2 > budget or c1 <= budget:
+            return None
+        try:
+            return larac(self.lagrange.search(source, target), budget, (l1, c1), (l2, c2),
+                         *self.max_weights)
+        except ZeroWeightLoop:               # the CPU's search sums along any tree path
+            q = self.query
+            b = compute_bounds(q.graph, q.reverse, q.length, q.cost, source, target, budget)
+            bound = q.lagrangian_bound(b, source, target, budget)
+            return dataclasses.replace(bound, d=backend.xp.asarray(bound.d))
 
     def _answer(self, q, base, run, stats, length_next, cost_next, target):
         from engine.csp.query import ParetoPoint
@@ -95,11 +132,16 @@ class GpuSearch:
                 "least_cost": tree_path(q.graph, cost_next, source, target)}
 
     @staticmethod
-    def _stats(run) -> dict:
+    def _stats(run, first=None) -> dict:
+        """The run's counts (plus those of the ``first`` run it restarted)."""
         s = run.stats
+        if first is not None:
+            s = {k: v + first.stats[k] for k, v in s.items()}
+        iterations = sum(int(r.ctl[AT["iterations"]]) for r in (run, first) if r is not None)
         return {"created": s["created"], "settled": s["expanded"],
                 "pruned_cost_bound": s["pruned_cost_bound"],
                 "pruned_length_bound": s["pruned_length_bound"],
                 "pruned_dominated": s["pruned_hash"] + s["pruned_list"] + s["dead"],
                 "pruned_hash": s["pruned_hash"], "pruned_list": s["pruned_list"],
-                "dead": s["dead"], "iterations": int(run.ctl[AT["iterations"]])}
+                "dead": s["dead"], "pruned_lagrangian": s["pruned_lagrangian"],
+                "iterations": iterations}

@@ -20,7 +20,7 @@ enum {
 };
 enum { EXPAND, SPLIT };
 enum { S_EXPANDED, S_CREATED, S_PRUNED_COST, S_PRUNED_LENGTH, S_PRUNED_HASH, S_PRUNED_LIST,
-       S_DEAD, S_DROPPED, NSTAT };
+       S_DEAD, S_DROPPED, S_PRUNED_LAGRANGE, NSTAT };
 enum { RUNNING, DONE, OUT_OF_LABELS, OUT_OF_LISTS, UNREACHABLE, OVER_BUDGET, BY_BOUNDS,
        ITERATION_LIMIT };
 // flags
@@ -153,11 +153,15 @@ extern "C" __global__ void csp_start(int source, int target, i64 budget, int fla
 struct Graph {
     const int* first_out; const int* head; const int* len; const int* cost;
 };
+// With lag_q > 0 also the Lagrangian bound (engine/csp/lagrangian.py): lag_d the
+// distances to the target under lag_q * length + lag_p * cost, lag_cut = lag_q * upper.
 struct Bounds {
     const i64* lb_l; const i64* lb_c; const i64* cost_along; const i64* length_along;
+    const i64* lag_d; i64 lag_p, lag_q, lag_cut;
 };
 struct Labels {
     int* node; i64* l; i64* c; int* parent; int* arc; int* dead; int capacity;
+    int limit;        // labels this run may create (<= capacity): the run stops past it
 };
 // A vertex's list: chunks of CH entries, each a label id with its (l, c) inline, so
 // that a scan loads a whole chunk at once instead of chasing ids into the labels.
@@ -231,7 +235,7 @@ __device__ int insert_label(const Labels& L, const Lists& S, i64* ctl, int w, i6
     }
     if (!dominated) {
         int y = (int)atomicAdd((u64*)(ctl + COUNT), 1ULL);
-        if (y >= L.capacity) {
+        if (y >= L.limit) {
             ctl[STATUS] = OUT_OF_LABELS;
             result = -2;
         } else {
@@ -331,6 +335,15 @@ __device__ int relax(int a, int x, i64 l, i64 c, const Graph& G, const Bounds& B
     if ((flags & PARETO) && target_dominates(L, S, target, nkey, nc + lbc)) {
         st[S_PRUNED_LENGTH]++;
         return -1;
+    }
+    if (B.lag_q) {       // q l + p c + d(w) - p budget: q times a lower bound on its length
+        i64 inc = ld(ctl + INCUMBENT);
+        i64 cut = inc == INF64 ? B.lag_cut : min(B.lag_cut, B.lag_q * inc - 1);
+        i64 dw = B.lag_d[w];
+        if (dw == INF64 || B.lag_q * nl + B.lag_p * nc + dw - B.lag_p * budget > cut) {
+            st[S_PRUNED_LENGTH]++; st[S_PRUNED_LAGRANGE]++;
+            return -1;
+        }
     }
     if (table_dominates(T, w, nl, nc)) { st[S_PRUNED_HASH]++; return -1; }
     int y = insert_label(L, S, ctl, w, nl, nc, x, a);
@@ -605,8 +618,9 @@ __device__ void control(i64* ctl, int* hist, double* ratios, i64* history, int h
 extern "C" __global__ void __launch_bounds__(512) csp_labeling(
         const int* first_out, const int* head, const int* len, const int* cost,
         const i64* lb_l, const i64* lb_c, const i64* cost_along, const i64* length_along,
+        const i64* lag_d, i64 lag_p, i64 lag_q, i64 lag_cut,
         int* lab_node, i64* lab_l, i64* lab_c, int* lab_parent, int* lab_arc, int* lab_dead,
-        int label_capacity, int* vhead, int* lock, int* slots, i64* slot_l, i64* slot_c,
+        int label_capacity, int label_limit, int* vhead, int* lock, int* slots, i64* slot_l, i64* slot_c,
         int* chunk_next,
         int pool_capacity, int* near0, int* near1, int* far0, int* far1, i64* ctl, int* hist,
         double* ratios, i64* history, int history_rows, int target, i64 budget, int flags,
@@ -623,8 +637,9 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
     __shared__ i64 s_far_max;
     __shared__ i64 n_l[512], n_c[512];
     const Graph G{first_out, head, len, cost};
-    const Bounds B{lb_l, lb_c, cost_along, length_along};
-    const Labels L{lab_node, lab_l, lab_c, lab_parent, lab_arc, lab_dead, label_capacity};
+    const Bounds B{lb_l, lb_c, cost_along, length_along, lag_d, lag_p, lag_q, lag_cut};
+    const Labels L{lab_node, lab_l, lab_c, lab_parent, lab_arc, lab_dead, label_capacity,
+                   label_limit};
     const Lists S{vhead, lock, slots, slot_l, slot_c, chunk_next, pool_capacity};
     const Table T{t_node, t_l, t_c, &t_used};
     const int warp0 = threadIdx.x & ~31;

@@ -1,9 +1,10 @@
 """Cost-budgeted paths: Vine's query sets Q1-Q3 (engine.csp.query_sets), median and p90
 end to end (bounds + labeling) per set; labels created and pruned. Three sections:
 
-- ``csp``: NY on this machine's backend: our search, the Pareto-set mode, the same
-  labeling without the bounds (Vine-style, capped in labels) and, on a GPU, K_t fixed
-  instead of adaptive and the CPU twin of the same machine;
+- ``csp``: NY on this machine's backend: our search (with the Lagrangian bound for hard
+  queries), the same without that bound and with it from the start, the Pareto-set
+  mode, the same labeling without the bounds (Vine-style, capped in labels) and, on a
+  GPU, K_t fixed instead of adaptive and the CPU twin of the same machine;
 - ``csp_big``: the generated 2 M-node graph, GPU (with the CPU twin), skipped on a CPU;
 - ``csp_cpu``: NY on the CPU backend alone, with cspy (the bench extra) on the first
   Q1 queries: for a small CPU machine (the 2-core target).
@@ -31,7 +32,7 @@ HEADER = ["graph", "set", "what", "median ms", "p90 ms", "notes"]
 PER_SET = 20
 VINE_LABELS = 3_000_000          # Vine-style runs past this many labels count as "over"
 CAPPED_BUDGET_S = 6.0            # per capped variant and set (Pareto, Vine-style)
-TWIN_BIG_BUDGET_S = 60.0         # the CPU twin per set on the 2 M graph
+TWIN_BIG_BUDGET_S = 60.0         # the slow rows per set on the 2 M graph
 CSPY_QUERIES, CSPY_LIMIT_S = 3, 60.0     # cspy: the first Q1 queries, each with a time limit
 FIXED_K = 4096
 STORED = Path(__file__).resolve().parents[2] / "tests" / "data"
@@ -83,6 +84,12 @@ def _notes(variant, results, over, left, extra=""):
         parts.append(f"labels created median {created:,}, pruned {pruned:,}")
         if "iterations" in results[0].stats:
             parts.append(f"iterations median {int(np.median([r.stats['iterations'] for r in results])):,}")
+    bound = [r.lagrangian for r in results if getattr(r, "lagrangian", None)]
+    if bound:
+        restarts = sum(x["labels_before_restart"] > 0 for x in bound)
+        parts.append(f"Lagrangian bound on {len(bound)} ({restarts} restarted), LARAC median "
+                     f"{np.median([x['ms'] for x in bound]):.1f} ms, "
+                     f"{np.median([x['steps'] for x in bound]):.0f} steps")
     if variant.limit:
         parts.append(f"first {variant.limit} queries")
     if over:
@@ -159,12 +166,18 @@ class CspyQuery:
 
 
 def _variants(g, backend, twin_budget_s=None):
+    """The rows' solvers; ``twin_budget_s`` caps the slow ones per set (the 2 M graph:
+    the CPU twin, K_t fixed and no Lagrangian bound)."""
     from engine.backend import cpu_backend
     from engine.csp import CspQuery
     on = backend.name.upper()
     capped = dict(budget_s=CAPPED_BUDGET_S)
     variants = [
         Variant(f"with our bounds ({on})", CspQuery(g, backend=backend)),
+        Variant(f"no Lagrangian bound ({on})", CspQuery(g, backend=backend, lagrangian="never"),
+                budget_s=twin_budget_s),
+        Variant(f"Lagrangian bound from the start ({on})",
+                CspQuery(g, backend=backend, lagrangian="always")),
         Variant(f"Pareto set ({on})", CspQuery(g, max_labels=VINE_LABELS, backend=backend),
                 pareto=True, **capped),
         Variant(f"without bounds (Vine-style, {on})",
@@ -172,7 +185,8 @@ def _variants(g, backend, twin_budget_s=None):
                 part="labeling", **capped)]
     if backend.is_gpu:
         variants += [Variant(f"K_t fixed at {FIXED_K} (GPU)",
-                             CspQuery(g, backend=backend, adaptive=False, k_min=FIXED_K)),
+                             CspQuery(g, backend=backend, adaptive=False, k_min=FIXED_K),
+                             budget_s=twin_budget_s),
                      Variant("CPU twin (this machine)", CspQuery(g, backend=cpu_backend()),
                              budget_s=twin_budget_s)]
     for v in variants:                                         # compile and warm up first

@@ -186,18 +186,22 @@ def cli(*args):
 # ------------------------------------------------------- Vine's query sets, exact
 def _check_sets(g, minimize, budget_metric, sets, per_set=None, reference=None,
                 names=("Q1", "Q2", "Q3")):
+    """Every query of the sets against the reference, by the default query and with the
+    Lagrangian bound from the start; the number of queries checked."""
     from engine.csp.query_sets import internal_queries
     from engine.csp.reference import path_totals, reference_csp
-    q = CspQuery(g, minimize, budget_metric)
+    queries = [CspQuery(g, minimize, budget_metric, lagrangian=x) for x in ("auto", "always")]
     L, C = (np.asarray(g.metrics[m], np.int64) for m in (minimize, budget_metric))
     checked = 0
     for name in names:
         for s, t, budget in internal_queries(g, sets, name)[:per_set]:
             expected = (reference or reference_csp)(g.first_out, g.head, L, C, s, t, budget)
-            r = q.solve(s, t, budget)
-            assert expected is not None and r.length == expected[0], (name, s, t, budget)
-            assert r.cost <= budget
-            assert path_totals(g.first_out, g.head, L, C, s, t, r.path.arcs) == (r.length, r.cost)
+            for q in queries:
+                r = q.solve(s, t, budget)
+                assert expected is not None and r.length == expected[0], (name, s, t, budget)
+                assert r.cost <= budget
+                assert path_totals(g.first_out, g.head, L, C, s, t, r.path.arcs) == \
+                    (r.length, r.cost)
             checked += 1
     return checked
 
@@ -227,17 +231,20 @@ def test_generated_50k_query_sets_equal_the_reference():
 def test_new_york_q1_equals_the_stored_reference(ny):
     """NY Q1 (Vine's sets, seed 0): the answers the reference's compiled twin gave when
     tests/data/csp_ny_queries.json was written (scripts/csp_queries.py --reference
-    --compiled; Q1-Q3 are stored, CI checks Q1)."""
+    --compiled; Q1-Q3 are stored, CI checks Q1), by the default query and with the
+    Lagrangian bound from the start."""
     from pathlib import Path
     from engine.csp.query_sets import internal_queries
     from engine.csp.reference import path_totals
     stored = json.loads((Path(__file__).parents[1] / "data" / "csp_ny_queries.json").read_text())
-    q = CspQuery(ny, "distance", "travel_time")
+    queries = [CspQuery(ny, "distance", "travel_time", lagrangian=x) for x in ("auto", "always")]
     L, C = (np.asarray(ny.metrics[m], np.int64) for m in ("distance", "travel_time"))
     for item, (s, t, budget) in zip(stored["sets"]["Q1"], internal_queries(ny, stored, "Q1")):
-        r = q.solve(s, t, budget)
-        assert r.length == item["reference"]["length"] and r.cost <= budget, item
-        assert path_totals(ny.first_out, ny.head, L, C, s, t, r.path.arcs) == (r.length, r.cost)
+        for q in queries:
+            r = q.solve(s, t, budget)
+            assert r.length == item["reference"]["length"] and r.cost <= budget, item
+            assert path_totals(ny.first_out, ny.head, L, C, s, t, r.path.arcs) == \
+                (r.length, r.cost)
     assert len(stored["sets"]["Q1"]) == 20
 
 

@@ -36,7 +36,9 @@ def check_answer(g, r, s, t, budget, expected_length, minimize="distance", metri
 def test_small_graphs_equal_brute_force(gpu, seed):
     g = small_graph(seed)
     variants = [CspQuery(g, backend=gpu), CspQuery(g, bounds=False, backend=gpu),
-                CspQuery(g, backend=gpu, blocks=2, threads=64)]
+                CspQuery(g, backend=gpu, blocks=2, threads=64),
+                CspQuery(g, backend=gpu, lagrangian="always"),
+                CspQuery(g, backend=gpu, lagrangian_after=1)]
     for s, t, budget, within in brute_force_cases(g, variants[0], seed):
         for q in variants:
             check_answer(g, q.solve(s, t, budget), s, t, budget, min(l for l, _ in within))
@@ -125,12 +127,15 @@ def test_new_york_query_sets(ny, gpu):
     from pathlib import Path
     stored = json.loads((Path(__file__).parents[1] / "data" / "csp_ny_queries.json").read_text())
     on_gpu, cpu = CspQuery(ny, backend=gpu), CspQuery(ny, backend=cpu_backend())
+    always = [CspQuery(ny, backend=b, lagrangian="always") for b in (gpu, cpu_backend())]
     checked = 0
     for name in ("Q1", "Q2", "Q3"):
         for item, (s, t, budget) in zip(stored["sets"][name], internal_queries(ny, stored, name)):
             expected = item["reference"]["length"]
             check_answer(ny, on_gpu.solve(s, t, budget), s, t, budget, expected)
+            check_answer(ny, always[0].solve(s, t, budget), s, t, budget, expected)
             assert cpu.solve(s, t, budget).length == expected
+            assert always[1].solve(s, t, budget).length == expected
             checked += 1
     assert checked == 60
 
@@ -220,3 +225,47 @@ def test_parallelism_twin(gpu):
         assert got[0] == pytest.approx(ar_forecast(x), rel=1e-9, abs=1e-12)
         assert int(got[1]) == next_k(*params[:2], int(params[2]), int(params[3]), params[4],
                                      int(params[5]), int(params[6]))
+
+
+def test_lagrangian_search_equals_the_cpu(gpu):
+    """LARAC's search under one multiplier: the GPU's near-far distances equal the CPU's
+    reverse Dijkstra wherever the CPU settled (within its radius), and both tight source
+    paths have the combined weight of the source's distance."""
+    from engine.csp.lagrangian import cpu_search
+    g = generate_road_network(20_000, seed=6)
+    q = CspQuery(g, backend=gpu)
+    rng = np.random.default_rng(3)
+    for (s, t), (p, k) in zip(rng.integers(0, g.num_nodes, (4, 2)), [(1, 1), (3, 7), (0, 1), (5, 2)]):
+        s, t = int(s), int(t)
+        search = q.gpu.lagrange.search(s, t)
+        try:
+            d, d_s, length, cost = search(p, k, 0)
+        except Exception:  # noqa: BLE001 (unreachable: INF at the source)
+            continue
+        d = gpu.to_host(d)
+        cd, cd_s, c_length, c_cost = cpu_search(q.reverse, g.head, q.cost, s, t)(p, k, 2 * d_s)
+        settled = cd != np.iinfo(np.int64).max
+        assert settled.sum() > 100 and np.array_equal(cd[settled], d[settled])
+        assert cd_s == d_s == k * length + p * cost == k * c_length + p * c_cost
+
+
+def test_a_hard_query_starts_over_with_the_bound(gpu):
+    """Past ``lagrangian_after`` labels the GPU query starts again with the Lagrangian
+    bound: the CPU's answer, counts and history of both runs, the first run's labels."""
+    g = generate_road_network(20_000, seed=5)
+    never = CspQuery(g, backend=gpu, lagrangian="never")
+    cpu = CspQuery(g, backend=cpu_backend())
+    sets = build_query_sets(g, "distance", "travel_time", seed=4, per_set=6)
+    hard = max(internal_queries(g, sets, "Q3"), key=lambda x: never.solve(*x).stats["created"])
+    plain = never.solve(*hard)
+    limit = plain.stats["created"] // 4
+    r = CspQuery(g, backend=gpu, lagrangian_after=limit).solve(*hard)
+    assert r.length == plain.length == cpu.solve(*hard).length
+    assert r.lagrangian is not None     # the source's label is not counted as created:
+    assert limit - 1 <= r.lagrangian["labels_before_restart"] <= limit
+    assert r.lagrangian["lower"] <= r.length <= r.lagrangian["upper"]
+    col = {name: i for i, name in enumerate(r.history_columns)}
+    assert r.history.shape[0] == r.stats["iterations"]
+    assert r.history[:, col["created"]].sum() == r.stats["created"] > limit
+    assert (np.diff(r.history[:, col["iteration"]]) == 1).all()
+

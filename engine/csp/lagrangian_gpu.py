@@ -37,6 +37,8 @@ class GpuLagrangian:
         n = bounds.n
         self.next_arc, self.along = xp.empty(n, np.int32), xp.empty(n, np.int64)
         self.target = xp.empty(1, np.int32)
+        if n:      # compile the kernels now: a query's LARAC time never includes it
+            self.search(0, 0)(0, 1, 0)
 
     def search(self, source: int, target: int):
         """``search_combined`` for engine.csp.lagrangian.larac."""

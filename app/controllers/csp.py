@@ -355,9 +355,6 @@ class CspController(Controller):
         lines.append(grey(f"labels {s['created']:,} created, {s['settled']:,} settled; pruned "
                           f"{s['pruned_cost_bound']:,} by cost bound, {s['pruned_length_bound']:,} "
                           f"by length bound, {s['pruned_dominated']:,} dominated"))
-        if r.lagrangian:
-            lines.append(grey(f"Lagrangian bound ({r.lagrangian['steps']} LARAC steps, "
-                              f"{r.lagrangian['ms']:.1f} ms): {s['pruned_lagrangian']:,} pruned"))
         lines.append(grey(f"{r.ms['total']:.1f} ms (bounds {r.ms['bounds']:.1f} + labeling "
                           f"{r.ms['labeling']:.1f}) on the {r.backend.upper()}"))
         return "<br>".join(lines)

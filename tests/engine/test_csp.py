@@ -174,6 +174,15 @@ def test_cli_csp(tmp_path):
     text = cli(*args, "--budget", str(budget)).stdout
     assert f"distance {expected.length:,} within travel_time budget {budget:,}" in text
     assert "labels: created" in text and "bounds:" in text
+    assert expected.answered_by.startswith("labeling")
+    lag = cli(*args, "--budget", str(budget), "--lagrangian", "always")
+    assert f"distance {expected.length:,} within" in lag.stdout
+    assert "Lagrangian bound from the start:" in lag.stdout and "LARAC steps" in lag.stdout
+    j = json.loads(cli(*args, "--budget", str(budget), "--lagrangian", "always", "--json").stdout)
+    assert j["lagrangian"]["lower"] <= j["length"] <= j["lagrangian"]["upper"]
+    assert "Lagrangian" not in text             # auto: this query is not hard enough
+    bad = cli(*args, "--budget", str(budget), "--lagrangian", "sometimes")
+    assert bad.returncode != 0 and "lagrangian" in bad.stderr
     low = cli(*args, "--budget", str(top.least_cost - 1))
     assert low.returncode == 1 and f"least cost is {top.least_cost:,}" in low.stderr
 

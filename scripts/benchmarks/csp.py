@@ -125,6 +125,7 @@ def _set_rows(label, name, queries, variants, reference):
             extra = f"{np.median(times) / ours:,.0f}x the time of the first row on the same queries"
             if v.solver.limited:
                 extra += (f"; {v.solver.limited} stopped at its {CSPY_LIMIT_S:.0f} s time limit "
+                          f"or its memory cap "
                           f"without the optimum (their time counts, so the ratio is a floor)")
         if wrong:
             extra += f"; {len(wrong)} DISAGREE with the reference: {wrong[:3]}"
@@ -149,20 +150,46 @@ class CspyQuery:
         self.limited = 0
 
     def solve(self, source, target, budget, pareto=False):
-        import cspy
+        """One cspy search in a forked child whose memory is capped (cspy can fill a
+        small machine's memory within its time limit): a child out of memory counts
+        like one stopped at the time limit, never kills the bench."""
+        import multiprocessing
         from types import SimpleNamespace
+        ctx = multiprocessing.get_context("fork")
+        receive, send = ctx.Pipe(duplex=False)
+        started = time.perf_counter()
+        child = ctx.Process(target=self._search, args=(send, source, target, budget))
+        child.start()
+        send.close()
+        try:
+            ms, length = receive.recv()
+        except EOFError:                            # killed: out of memory
+            ms, length = (time.perf_counter() - started) * 1000, None
+        child.join()
+        stopped = length is None or ms >= CSPY_LIMIT_S * 1000    # no optimum then
+        self.limited += stopped
+        return SimpleNamespace(source=source, target=target, length=None if stopped else length,
+                               ms={"total": ms}, stats={})
+
+    def _search(self, send, source, target, budget):
+        import resource
+        import cspy
         from tests.cspy_peer import set_terminals
+        with open("/proc/self/statm") as f:        # pages: the address space so far
+            mapped = int(f.read().split()[0]) * resource.getpagesize()
+        available = os.sysconf("SC_AVPHYS_PAGES") * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (mapped + int(0.7 * available),) * 2)
         set_terminals(self.nx, source, target)
         started = time.perf_counter()
-        alg = cspy.BiDirectional(self.nx, [self.graph.num_arcs + 2.0, float(budget)], [0.0, 0.0],
-                                 direction="both", elementary=False, time_limit=CSPY_LIMIT_S)
-        alg.run()
-        ms = (time.perf_counter() - started) * 1000
-        stopped = ms >= CSPY_LIMIT_S * 1000        # its answer then is not optimal
-        self.limited += stopped
-        length = None if stopped or alg.total_cost is None else int(round(alg.total_cost))
-        return SimpleNamespace(source=source, target=target, length=length,
-                               ms={"total": ms}, stats={})
+        try:
+            alg = cspy.BiDirectional(self.nx, [self.graph.num_arcs + 2.0, float(budget)],
+                                     [0.0, 0.0], direction="both", elementary=False,
+                                     time_limit=CSPY_LIMIT_S)
+            alg.run()
+            length = None if alg.total_cost is None else int(round(alg.total_cost))
+        except MemoryError:
+            length = None
+        send.send(((time.perf_counter() - started) * 1000, length))
 
 
 def _variants(g, backend, twin_budget_s=None):

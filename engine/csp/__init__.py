@@ -6,6 +6,7 @@ GPUs", PVLDB 14(4), with bounds Vine lacks).
                      shortest and least-cost paths
     label_search.py  label-setting in A* order with cost, length and dominance pruning
                      (Numba); Pareto mode
+    lagrangian.py    LARAC's multiplier and the Lagrangian prune for hard queries
     query.py         CspQuery(graph, minimize, budget_metric).solve(s, t, budget) -> CspResult
     reference.py     the independent reference for the tests (no bounds, plain heap)
     query_sets.py    Vine's query sets Q1-Q3

@@ -10,10 +10,10 @@ completions (Vine's search, for comparison).
 
 A hard query (the labeling passes ``lagrangian_after`` labels, by default as many
 as the graph has nodes on the CPU and 4x that on the GPU: about what LARAC's searches
-cost) starts over with a
-Lagrangian bound as well (engine.csp.lagrangian), which on the hardest queries cuts
-the labels by orders of magnitude; ``lagrangian="always"`` uses it from the start,
-``"never"`` not at all. Pareto sets and Vine-style runs never use it.
+cost) starts over with a Lagrangian bound as well (engine.csp.lagrangian), which on
+the hardest queries cuts the labels by an order of magnitude or more;
+``lagrangian="always"`` uses it from the start, ``"never"`` not at all. Pareto sets
+and Vine-style runs never use it.
 
 On a GPU backend the bounds are two PHAST sweeps on the reversed graph
 (engine.csp.bounds_gpu) and the labeling is Vine's parallel search

@@ -620,8 +620,8 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
         const i64* lb_l, const i64* lb_c, const i64* cost_along, const i64* length_along,
         const i64* lag_d, i64 lag_p, i64 lag_q, i64 lag_cut,
         int* lab_node, i64* lab_l, i64* lab_c, int* lab_parent, int* lab_arc, int* lab_dead,
-        int label_capacity, int label_limit, int* vhead, int* lock, int* slots, i64* slot_l, i64* slot_c,
-        int* chunk_next,
+        int label_capacity, int label_limit, int* vhead, int* lock, int* slots, i64* slot_l,
+        i64* slot_c, int* chunk_next,
         int pool_capacity, int* near0, int* near1, int* far0, int* far1, i64* ctl, int* hist,
         double* ratios, i64* history, int history_rows, int target, i64 budget, int flags,
         i64 k_min, i64 k_max, double mean_len, int chain, int max_iterations) {

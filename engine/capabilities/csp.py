@@ -6,12 +6,17 @@ import math
 
 from engine.capabilities import Capability, Param, register
 from engine.capabilities.common import GEOJSON, GPX, SOURCE, TARGET, file_ids
-from engine.csp.lagrangian import POLICIES
 from engine.export import write_path, written_lines
 from engine.units import Unit, parse_amounts, unit_of
 
 # A path's (length, cost) metrics (csp's parameters); the window's defaults too.
 MINIMIZE, BUDGET_METRIC = "distance", "travel_time"
+
+
+def lagrangian_policies() -> tuple:
+    """Asked lazily: engine.csp loads Numba, which `routelab info` never needs."""
+    from engine.csp.lagrangian import POLICIES
+    return POLICIES
 
 
 def run(workspace, params: dict, ctx):
@@ -165,6 +170,6 @@ CSP = register(Capability(
                   "(Vine-style, for comparison)", flag="--no-bounds"),
             Param("lagrangian", str, "auto", "the Lagrangian bound (LARAC): auto = a hard "
                   "query restarts with it (after as many labels as the graph has nodes, 4x "
-                  "on a GPU), always, or never", choices=POLICIES),
+                  "on a GPU), always, or never", choices=lagrangian_policies),
             GEOJSON, GPX),
     run=run, result_kind="csp", to_json=to_json, to_text=text))

@@ -64,11 +64,12 @@ class LagrangianBound:
 
 
 def weights_for(lam: float, max_length: int, max_cost: int) -> tuple[int, int]:
-    """Integers (p, q), q >= 1, p/q close to ``lam``, with q*max_length + p*max_cost
-    within WEIGHT_LIMIT."""
+    """Integers (p, q), q >= 1, p >= 0, p/q close to ``lam``, with q*max_length +
+    p*max_cost within WEIGHT_LIMIT (a length of WEIGHT_LIMIT itself, the most a graph
+    holds, leaves no room: p = 0, the plain length bound)."""
     max_length, max_cost = max(int(max_length), 1), max(int(max_cost), 1)
     q = max(1, int(WEIGHT_LIMIT // (max_length + lam * max_cost)))
-    p = min(int(round(lam * q)), (WEIGHT_LIMIT - q * max_length) // max_cost)
+    p = max(0, min(int(round(lam * q)), (WEIGHT_LIMIT - q * max_length) // max_cost))
     g = math.gcd(p, q)
     return p // g, q // g
 

@@ -34,6 +34,7 @@ def test_small_graphs_with_the_bound_equal_brute_force(seed):
 def test_weights_fit_and_follow_lambda(lam, max_length, max_cost):
     p, q = weights_for(lam, max_length, max_cost)
     assert q >= 1 and p >= 0
+    assert weights_for(lam, WEIGHT_LIMIT, max_cost) == (0, 1)   # no room: the length bound
     assert q * max_length + p * max_cost <= WEIGHT_LIMIT
     if lam == 0:
         assert p == 0
@@ -101,3 +102,4 @@ def test_a_hard_query_starts_over_with_the_bound(gen):
 def test_policy_is_checked(gen):
     with pytest.raises(ValueError, match="lagrangian must be one of"):
         CspQuery(gen[0], lagrangian="sometimes")
+

@@ -39,6 +39,14 @@ def _less(pk, pc, i, j):
     return pk[i] < pk[j] or (pk[i] == pk[j] and pc[i] < pc[j])
 
 
+@numba.njit(cache=True, inline="always")
+def _lagrange_prunes(lag_d, lag_p, lag_q, lag_upper, incumbent, budget, w, nl, nc):
+    """The Lagrangian test (engine.csp.lagrangian): q*l + p*c + d(w) - p*budget past
+    q*incumbent (a path found) or q*upper (LARAC's path, ties kept)."""
+    cut = lag_q * lag_upper if incumbent == INF else min(lag_q * lag_upper, lag_q * incumbent - 1)
+    return lag_d[w] == INF or lag_q * nl + lag_p * nc + lag_d[w] - lag_p * budget > cut
+
+
 @numba.njit(cache=True)
 def _push(heap, size, pk, pc, x):
     i = size
@@ -162,13 +170,11 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
             if nc >= settled_cost[w]:
                 stats[4] += 1
                 continue
-            if lag_q > 0:
-                cut = lag_q * lag_upper if incumbent == INF else \
-                    min(lag_q * lag_upper, lag_q * incumbent - 1)
-                if lag_d[w] == INF or lag_q * nl + lag_p * nc + lag_d[w] - lag_p * budget > cut:
-                    stats[3] += 1
-                    stats[5] += 1
-                    continue
+            if lag_q > 0 and _lagrange_prunes(lag_d, lag_p, lag_q, lag_upper, incumbent,
+                                              budget, w, nl, nc):
+                stats[3] += 1
+                stats[5] += 1
+                continue
             better = complete and nl + length_along[w] < incumbent
             if nl + lb_l[w] >= incumbent and not better:
                 stats[3] += 1

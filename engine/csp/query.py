@@ -102,6 +102,8 @@ class CspQuery:
         if not bounds:
             self.label = "label-setting without bounds (Vine-style)"
         self.reverse = ReverseGraph.of(graph, self.length, self.cost)
+        # LARAC's integral weights fit under these (engine.csp.lagrangian.weights_for)
+        self.max_weights = (int(self.length.max(initial=1)), int(self.cost.max(initial=1)))
         if isinstance(backend, str):
             backend = backends.select(backend)
         self.backend = backend or backends.current()
@@ -183,8 +185,7 @@ class CspQuery:
         """LARAC on the CPU, from the two paths the bounds found."""
         search = cpu_search(self.reverse, self.graph.head, self.cost, source, target)
         return larac(search, budget, (int(b.length[source]), int(b.cost_along[source])),
-                     (int(b.length_along[source]), int(b.cost[source])),
-                     int(self.length.max()), int(self.cost.max()))
+                     (int(b.length_along[source]), int(b.cost[source])), *self.max_weights)
 
     def base(self, source: int, target: int, budget: int, least: int, shortest_length: int,
              refs: dict) -> dict:

@@ -30,7 +30,6 @@ class GpuSearch:
         self.labeling = GpuLabeling(g, query.length, query.cost, backend, query.max_labels,
                                     **options)
         self.lagrange = GpuLagrangian(self.bounds, backend)
-        self.max_weights = (int(query.length.max(initial=1)), int(query.cost.max(initial=1)))
         xp = backend.xp
         self.zeros, self.infs = xp.zeros(g.num_nodes, np.int64), xp.full(g.num_nodes, INF, np.int64)
         self.preparation_ms = self.bounds.preparation_ms
@@ -91,7 +90,7 @@ class GpuSearch:
             return None
         try:
             return larac(self.lagrange.search(source, target), budget, (l1, c1), (l2, c2),
-                         *self.max_weights)
+                         *self.query.max_weights)
         except ZeroWeightLoop:               # the CPU's search sums along any tree path
             q = self.query
             b = compute_bounds(q.graph, q.reverse, q.length, q.cost, source, target, budget)

@@ -91,6 +91,18 @@ def test_small_graphs_equal_brute_force(seed):
             assert x.cost == int(g.metrics["travel_time"][x.arcs].sum())
 
 
+def halfway_budgets(g, q, seed: int, pairs: int):
+    """(s, t, budget, top) for the reachable ones of ``pairs`` random pairs: the budget
+    halfway between the least cost and the shortest path's cost (``top``: the answer
+    without a budget)."""
+    for s, t in np.random.default_rng(seed).integers(0, g.num_nodes, (pairs, 2)):
+        try:
+            top = q.solve(int(s), int(t), 10**12)
+        except Unreachable:
+            continue
+        yield int(s), int(t), (top.least_cost + top.shortest_cost) // 2, top
+
+
 @pytest.fixture(scope="module")
 def gen():
     g = generate_road_network(6_000, seed=4)
@@ -99,20 +111,14 @@ def gen():
 
 def test_bounds_never_change_the_answer(gen):
     g, q, plain = gen
-    rng = np.random.default_rng(2)
     labelled = 0
-    for s, t in rng.integers(0, g.num_nodes, (30, 2)):
-        try:
-            top = q.solve(int(s), int(t), 10**12)
-        except Unreachable:
-            continue
-        budget = (top.least_cost + top.shortest_cost) // 2
-        a, b = q.solve(int(s), int(t), budget), plain.solve(int(s), int(t), budget)
+    for s, t, budget, top in halfway_budgets(g, q, 2, 30):
+        a, b = q.solve(s, t, budget), plain.solve(s, t, budget)
         assert a.length == b.length and a.cost <= budget and b.cost <= budget
         assert a.least_cost <= budget <= top.shortest_cost
         labelled += a.answered_by.startswith("labeling")
         assert a.stats["created"] <= b.stats["created"]
-        pa, pb = q.solve(int(s), int(t), budget, pareto=True), plain.solve(int(s), int(t), budget, pareto=True)
+        pa, pb = q.solve(s, t, budget, pareto=True), plain.solve(s, t, budget, pareto=True)
         assert [(x.length, x.cost) for x in pa.pareto] == [(x.length, x.cost) for x in pb.pareto]
         assert pa.pareto[0].length == a.length
     assert labelled >= 5

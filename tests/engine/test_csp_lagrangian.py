@@ -3,14 +3,12 @@ brute force, a valid bound (lower <= optimum <= upper), integral weights that fi
 the policy that starts a hard query over with it."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from engine.csp import CspQuery
 from engine.csp.lagrangian import WEIGHT_LIMIT, weights_for
 from engine.generate import generate_road_network
-from engine.paths import Unreachable
-from tests.engine.test_csp import brute_force_cases, small_graph
+from tests.engine.test_csp import brute_force_cases, halfway_budgets, small_graph
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -51,16 +49,10 @@ def gen():
 def _labelled(g, q, count):
     """(s, t, budget) of ``count`` random queries that need labeling (budget halfway
     between the least cost and the shortest path's cost)."""
-    rng = np.random.default_rng(11)
     out = []
-    for s, t in rng.integers(0, g.num_nodes, (400, 2)):
-        try:
-            top = q.solve(int(s), int(t), 10**12)
-        except Unreachable:
-            continue
-        budget = (top.least_cost + top.shortest_cost) // 2
-        if q.solve(int(s), int(t), budget).answered_by.startswith("labeling"):
-            out.append((int(s), int(t), budget))
+    for s, t, budget, _ in halfway_budgets(g, q, 11, 400):
+        if q.solve(s, t, budget).answered_by.startswith("labeling"):
+            out.append((s, t, budget))
         if len(out) == count:
             return out
     raise AssertionError("too few queries needed labeling")

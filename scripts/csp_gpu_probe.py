@@ -3,7 +3,7 @@ twin, times, iterations and labels per query, for one or more option sets.
     python scripts/csp_gpu_probe.py [per_set] ['{"max_labels": 3000000}' ...]
 (each JSON object goes to CspQuery, e.g. '{"lagrangian": "always"}'; SETS=Q3 limits the
 sets, CPU=1 runs the twin too, GRAPH=2m takes the generated 2 M graph and its sets,
-which store no answers).
+which store no answers, PASSES=1 prints the passes' durations by kind and size).
 The sets are tests/data/csp_ny_queries.json (the first per_set of each), whose stored
 answers check every GPU length; per iteration: the labeling kernels' time over the
 iterations (passes), the figure that decides the GPU's speed on NY."""
@@ -37,13 +37,42 @@ gpu = gpu_backend()
 cpu = CspQuery(g, backend=cpu_backend()) if os.environ.get("CPU") else None
 if cpu:                                       # compiled once, untimed
     cpu.solve(*internal_queries(g, sets, "Q1")[0])
+EDGES = (0, 8, 64, 512, 4096, 1 << 62)
+
+
+def pass_profile(history, columns, into):
+    """Adds each pass's duration (from the end times in the history) to its bucket:
+    split passes by themselves (sized by the frontier), expand passes by labels expanded.
+    A restart's LARAC lies between two passes and lands in the first pass after it."""
+    h = np.asarray(history)
+    if len(h) < 2:
+        return
+    col = {c: h[1:, columns.index(c)] for c in ("expanded", "split", "frontier", "created")}
+    took = np.diff(h[:, columns.index("ns")]) / 1000.0
+    splits = col["split"] == 1
+    for kind, pick, size in [("split", splits, col["frontier"])] + [
+            (lo, ~splits & (col["expanded"] >= lo) & (col["expanded"] < hi), col["expanded"])
+            for lo, hi in zip(EDGES, EDGES[1:])]:
+        into.setdefault(kind, []).extend(zip(took[pick], size[pick], col["created"][pick]))
+
+
+def print_profile(passes):
+    for kind, rows in passes.items():
+        if not rows:
+            continue
+        took, size, created = np.array(rows, dtype=np.float64).T
+        what = "split passes" if kind == "split" else f"expand passes >= {kind} labels"
+        print(f"  {what}: {len(rows)}, mean {took.mean():.1f} us, sum {took.sum() / 1000:.1f} "
+              f"ms, mean size {size.mean():.0f}, created per pass {created.mean():.0f}")
+
+
 for opts in variants:
     q = CspQuery(g, backend=gpu, **opts)
     s, t, b = internal_queries(g, sets, "Q1")[0]
     q.solve(s, t, b)
     q.solve(s, t, b, pareto=True)
     for name in names:
-        rows = []
+        rows, passes = [], {}
         refs = [x.get("reference", {}).get("length") for x in sets["sets"][name]]
         for (s, t, b), ref in zip(internal_queries(g, sets, name), refs):
             try:
@@ -51,6 +80,8 @@ for opts in variants:
             except Exception as e:  # noqa: BLE001 (a probe: report and go on)
                 print(name, "error", e)
                 continue
+            if r.history is not None and os.environ.get("PASSES"):
+                pass_profile(r.history, r.history_columns, passes)
             c = cpu.solve(s, t, b) if cpu else None
             expected = c.length if c else ref           # None: nothing to check against
             ok = None if expected is None else r.length == expected and r.cost <= b
@@ -68,6 +99,7 @@ for opts in variants:
                   f"{r.lagrangian}", flush=True)
         if not rows:
             continue
+        print_profile(passes)
         keys = ["gpu", "per_iteration", "created", "iterations"] + (["cpu"] if cpu else [])
         med = {k: np.nanmedian([row[k] for row in rows]) for k in keys}
         checked = [row["ok"] for row in rows if row["ok"] is not None]

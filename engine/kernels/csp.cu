@@ -206,7 +206,10 @@ __device__ __forceinline__ void push(const Out& o, i64* ctl, int x, i64 key) {
 // (lazy: a dead label stays in the frontier and is skipped when reached).
 // Returns the new label id, -1 if dominated, -2 if memory ran out.
 __device__ int insert_label(const Labels& L, const Lists& S, i64* ctl, int w, i64 nl, i64 nc,
-                            int parent, int arc) {
+                            int parent, int arc, int flags) {
+    // Outside Pareto mode every reader of a list holds its lock, so the lock's acquire
+    // and release fences order it all; Pareto's unlocked target scan needs two more.
+    const bool unlocked_readers = flags & PARETO;
     while (atomicCAS(S.lock + w, 0, 1) != 0) {}
     fence();
     int result = -1, free_slot = -1, last = -1;
@@ -250,7 +253,7 @@ __device__ int insert_label(const Labels& L, const Lists& S, i64* ctl, int w, i6
                     // scan could read an earlier query's label id there (and prune on it)
                     for (int j = 0; j < CH; ++j) S.slots[ch * CH + j] = -1;
                     S.chunk_next[ch] = -1;
-                    fence();
+                    if (unlocked_readers) fence();
                     if (last < 0) S.vhead[w] = ch; else S.chunk_next[last] = ch;
                     free_slot = ch * CH;
                 }
@@ -259,7 +262,7 @@ __device__ int insert_label(const Labels& L, const Lists& S, i64* ctl, int w, i6
                 L.node[y] = w; L.l[y] = nl; L.c[y] = nc; L.parent[y] = parent;
                 L.arc[y] = arc; L.dead[y] = 0;
                 S.l[free_slot] = nl; S.c[free_slot] = nc;
-                fence();                       // Pareto's unlocked target scan reads L by id
+                if (unlocked_readers) fence(); // Pareto's unlocked target scan reads L by id
                 S.slots[free_slot] = y;
                 result = y;
             }
@@ -326,38 +329,40 @@ __device__ int relax(int a, int x, i64 l, i64 c, const Graph& G, const Bounds& B
                      const Labels& L, const Lists& S, const Table& T, i64* ctl, int target,
                      i64 budget, int flags, int* st, i64* key, int* node, i64* nl_out,
                      i64* nc_out) {
-    int w = G.head[a];
-    i64 nl = l + G.len[a], nc = c + G.cost[a];
-    i64 lbc = B.lb_c[w], lbl = B.lb_l[w];
+    // the values the pruning tests need are loaded at once: a hop's latency is its chain
+    // of dependent round trips, and these need only the arc's head
+    int w = __ldg(G.head + a);
+    i64 nl = l + __ldg(G.len + a), nc = c + __ldg(G.cost + a);
+    i64 lbc = __ldg(B.lb_c + w), lbl = __ldg(B.lb_l + w);
+    i64 dw = B.lag_q ? __ldg(B.lag_d + w) : 0;
+    i64 inc = ld(ctl + INCUMBENT);
     if (lbc == INF64 || lbl == INF64 || nc + lbc > budget) { st[S_PRUNED_COST]++; return -1; }
     i64 nkey = nl + lbl;
-    if (nkey >= ld(ctl + INCUMBENT)) { st[S_PRUNED_LENGTH]++; return -1; }
+    if (nkey >= inc) { st[S_PRUNED_LENGTH]++; return -1; }
     if ((flags & PARETO) && target_dominates(L, S, target, nkey, nc + lbc)) {
         st[S_PRUNED_LENGTH]++;
         return -1;
     }
     if (B.lag_q) {       // q l + p c + d(w) - p budget: q times a lower bound on its length
-        i64 inc = ld(ctl + INCUMBENT);
         i64 cut = inc == INF64 ? B.lag_cut : min(B.lag_cut, B.lag_q * inc - 1);
-        i64 dw = B.lag_d[w];
         if (dw == INF64 || B.lag_q * nl + B.lag_p * nc + dw - B.lag_p * budget > cut) {
             st[S_PRUNED_LENGTH]++; st[S_PRUNED_LAGRANGE]++;
             return -1;
         }
     }
     if (table_dominates(T, w, nl, nc)) { st[S_PRUNED_HASH]++; return -1; }
-    int y = insert_label(L, S, ctl, w, nl, nc, x, a);
+    int y = insert_label(L, S, ctl, w, nl, nc, x, a, flags);
     if (y == -1) { st[S_PRUNED_LIST]++; return -1; }
     if (y < 0) return -2;
     st[S_CREATED]++;
     table_insert(T, w, nl, nc);
     if (flags & COMPLETE) {
-        i64 ca = B.cost_along[w];                        // INF64: no completion known
+        i64 ca = __ldg(B.cost_along + w), la = __ldg(B.length_along + w);   // INF64: none known
         if (ca != INF64 && nc + ca <= budget) {          // its shortest completion fits:
             atomicMin(ctl + INCUMBENT, nkey);            // nothing it leads to is shorter
             return -1;
         }
-        i64 la = B.length_along[w];                      // its least-cost completion
+        // its least-cost completion
         if (la != INF64 && nl + la < ld(ctl + INCUMBENT)) atomicMin(ctl + INCUMBENT, nl + la);
     } else if (w == target) {                            // target labels are not expanded
         if (!(flags & PARETO)) atomicMin(ctl + INCUMBENT, nl);
@@ -661,15 +666,22 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
         int st[NSTAT];
         for (int s = 0; s < NSTAT; ++s) st[s] = 0;
         __syncthreads();
-        for (i64 start = (i64)blockIdx.x * blockDim.x; start < n;
-             start += (i64)gridDim.x * blockDim.x) {
-            i64 i = start + threadIdx.x;
-            if (mode == EXPAND)                                 // every lane: warp-wide
-                expand(i < n ? ld(in + i) : -1, G, B, L, S, T, o, nx, ctl, target, budget,
-                       flags, chain, st);
-            else if (i < n)
-                split(ld(in + i), B, L, o, ctl, st);
-            if (mode == EXPAND) {
+        if (mode == EXPAND) {
+            // The near labels are spread over every warp of the grid, `per` (<= 32) to a
+            // warp: a pass of a few thousand labels then keeps every multiprocessor busy
+            // (dealt out block by block it would keep the first few, each warp expanding
+            // 32 labels' arcs in turn). Rounds are the same for all, for the barriers.
+            const int warps_per_block = blockDim.x >> 5, lane = threadIdx.x & 31;
+            const i64 warps = (i64)gridDim.x * warps_per_block;
+            const i64 first = ((i64)blockIdx.x * warps_per_block + (threadIdx.x >> 5));
+            i64 per = (n + warps - 1) / warps;
+            per = per < 1 ? 1 : (per > 32 ? 32 : per);
+            const i64 mine = first * per + lane;
+            for (i64 start = 0; start < n; start += warps * per) {
+                i64 i = start + mine;
+                bool take = lane < per && i < n;
+                expand(take ? ld(in + i) : -1, G, B, L, S, T, o, nx, ctl, target, budget,
+                       flags, chain, st);                       // every lane: warp-wide
                 __syncthreads();
                 if (t_used > HS / 2) {                          // nearly full: dump it
                     __syncthreads();
@@ -677,6 +689,10 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
                     __syncthreads();
                 }
             }
+        } else {
+            for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+                 i += (i64)gridDim.x * blockDim.x)
+                split(ld(in + i), B, L, o, ctl, st);
         }
         for (int s = 0; s < NSTAT; ++s) if (st[s]) atomicAdd((u64*)(s_stats + s), (u64)st[s]);
         __syncthreads();

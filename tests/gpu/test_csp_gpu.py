@@ -111,6 +111,29 @@ def test_rome99_pareto_sets_repeated(gpu):
     assert wrong == []
 
 
+def test_passes_larger_than_the_grid(gpu):
+    """A pass deals its near labels over every warp of the grid, at most 32 to a warp:
+    with one block of two warps a pass of more than 64 labels takes several rounds (one
+    that expands more than 5 x 64 labels, chains of 5 hops included, surely does).
+    Rome99's sets, the answer and the Pareto set's first point against the reference."""
+    g, length, sets = rome99_query_sets()
+    L, C = (np.asarray(g.metrics[m], np.int64) for m in (length, "synthetic"))
+    tiny = CspQuery(g, length, "synthetic", backend=gpu, blocks=1, threads=64)
+    several_rounds = 0
+    for name in ("Q1", "Q2", "Q3"):
+        for s, t, budget in internal_queries(g, sets, name):
+            expected = reference_csp_compiled(g.first_out, g.head, L, C, s, t, budget)[0]
+            r = tiny.solve(s, t, budget)
+            check_answer(g, r, s, t, budget, expected, length, "synthetic")
+            p = tiny.solve(s, t, budget, pareto=True)
+            assert p.pareto[0].length == expected
+            for run in (r, p):
+                if run.history is not None and len(run.history):
+                    expanded = run.history[:, run.history_columns.index("expanded")]
+                    several_rounds += int((expanded > 5 * 64).any())
+    assert several_rounds > 0
+
+
 def test_generated_50k_query_sets(gpu):
     g = generate_road_network(50_000, seed=3)
     sets = build_query_sets(g, "distance", "travel_time", seed=2)

@@ -200,6 +200,19 @@ __device__ __forceinline__ void push(const Out& o, i64* ctl, int x, i64 key) {
     atomicMax(o.far_max, key);
 }
 
+// A vertex's lock, with acquire / release semantics on the operations themselves in
+// place of a full fence on each side of a plain atomic (about 10 % of a NY query).
+__device__ __forceinline__ bool lock_acquire(int* p) {
+    int old, free_ = 0, held = 1;
+    asm volatile("atom.acquire.gpu.global.cas.b32 %0, [%1], %2, %3;"
+                 : "=r"(old) : "l"(p), "r"(free_), "r"(held) : "memory");
+    return old == 0;
+}
+
+__device__ __forceinline__ void lock_release(int* p) {
+    asm volatile("st.release.gpu.global.b32 [%0], %1;" :: "l"(p), "r"(0) : "memory");
+}
+
 // A candidate label against its vertex's non-dominated list, under the vertex's lock:
 // dropped when a listed label dominates it (both l and c no larger); otherwise it is
 // stored and the listed labels it dominates are marked dead and their slots reused
@@ -208,10 +221,9 @@ __device__ __forceinline__ void push(const Out& o, i64* ctl, int x, i64 key) {
 __device__ int insert_label(const Labels& L, const Lists& S, i64* ctl, int w, i64 nl, i64 nc,
                             int parent, int arc, int flags) {
     // Outside Pareto mode every reader of a list holds its lock, so the lock's acquire
-    // and release fences order it all; Pareto's unlocked target scan needs two more.
+    // and release order it all; Pareto's unlocked target scan needs two fences more.
     const bool unlocked_readers = flags & PARETO;
-    while (atomicCAS(S.lock + w, 0, 1) != 0) {}
-    fence();
+    while (!lock_acquire(S.lock + w)) {}
     int result = -1, free_slot = -1, last = -1;
     bool dominated = false;
     for (int ch = ld(S.vhead + w); ch >= 0 && !dominated;) {
@@ -268,8 +280,7 @@ __device__ int insert_label(const Labels& L, const Lists& S, i64* ctl, int w, i6
             }
         }
     }
-    fence();
-    atomicExch(S.lock + w, 0);
+    lock_release(S.lock + w);
     return result;
 }
 

@@ -684,7 +684,7 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
             // 32 labels' arcs in turn). Rounds are the same for all, for the barriers.
             const int warps_per_block = blockDim.x >> 5, lane = threadIdx.x & 31;
             const i64 warps = (i64)gridDim.x * warps_per_block;
-            const i64 first = ((i64)blockIdx.x * warps_per_block + (threadIdx.x >> 5));
+            const i64 first = (i64)blockIdx.x * warps_per_block + (threadIdx.x >> 5);
             i64 per = (n + warps - 1) / warps;
             per = per < 1 ? 1 : (per > 32 ? 32 : per);
             const i64 mine = first * per + lane;

@@ -84,6 +84,8 @@ class GpuLabeling:
         self.backend, self.n = backend, graph.num_nodes
         free = backend.xp.cuda.runtime.memGetInfo()[0]
         self.capacity = int(max(1024, min(max_labels, 0.4 * free // BYTES_PER_LABEL)))
+        # list chunks: chunk v is vertex v's first; a later one is added only when the
+        # chunks before it are full, so at most one per 8 labels follows
         self.pool = self.n + self.capacity // 8 + 1
         cap = self.capacity
         self.lab_node, self.lab_l, self.lab_c = (xp.empty(cap, np.int32), xp.empty(cap, np.int64),
@@ -123,7 +125,7 @@ class GpuLabeling:
         flags |= ADAPTIVE if self.adaptive else 0
         i32 = np.int32
         self.vhead.fill(-1)
-        b.launch("csp", "csp_start", (i32(source), i32(target), i64(budget), i32(flags),
+        b.launch("csp", "csp_start", (i32(self.n), i32(source), i32(target), i64(budget), i32(flags),
                                       *exact, lb_l,
                                       self.lab_node, self.lab_l, self.lab_c, self.lab_parent,
                                       self.lab_arc, self.lab_dead, self.vhead, self.slots,

@@ -102,7 +102,7 @@ extern "C" __global__ void csp_jump_end(int n, const int* target_at,
 // ------------------------------------------------------------------ start
 // One thread: the answers the bounds settle, then label 0 (the source) in its list
 // and in the near frontier.
-extern "C" __global__ void csp_start(int source, int target, i64 budget, int flags,
+extern "C" __global__ void csp_start(int n, int source, int target, i64 budget, int flags,
                                      const i64* __restrict__ exact_l, const i64* __restrict__ exact_c,
                                      const i64* __restrict__ cost_along,
                                      const i64* __restrict__ length_along,
@@ -125,11 +125,11 @@ extern "C" __global__ void csp_start(int source, int target, i64 budget, int fla
     if (!(flags & PARETO) && cost_along[source] <= budget) { ctl[STATUS] = BY_BOUNDS; return; }
     lab_node[0] = source; lab_l[0] = 0; lab_c[0] = 0; lab_parent[0] = -1; lab_arc[0] = -1;
     lab_dead[0] = 0;
-    vhead[source] = 0;
-    slots[0] = 0; slot_l[0] = 0; slot_c[0] = 0;
-    for (int j = 1; j < CH; ++j) slots[j] = -1;
-    chunk_next[0] = -1;
-    ctl[POOL] = 1;
+    vhead[source] = source;                      // a vertex's first chunk is its own
+    slots[source * CH] = 0; slot_l[source * CH] = 0; slot_c[source * CH] = 0;
+    for (int j = 1; j < CH; ++j) slots[source * CH + j] = -1;
+    chunk_next[source] = -1;
+    ctl[POOL] = n;                               // later chunks come after the n first ones
     ctl[COUNT] = 1;
     if ((flags & COMPLETE) && length_along[source] != INF64) ctl[INCUMBENT] = length_along[source];
     if (source == target) {                      // only without completions: (0, 0) is it
@@ -165,6 +165,8 @@ struct Labels {
 };
 // A vertex's list: chunks of CH entries, each a label id with its (l, c) inline, so
 // that a scan loads a whole chunk at once instead of chasing ids into the labels.
+// Chunk v is vertex v's first (vhead[v] is v, or -1 while its list is empty); later
+// chunks come from the pool above the n first ones.
 struct Lists {
     int* vhead; int* lock; int* slots; i64* l; i64* c; int* chunk_next; int pool_capacity;
 };
@@ -226,7 +228,10 @@ __device__ int insert_label(const Labels& L, const Lists& S, i64* ctl, int w, i6
     while (!lock_acquire(S.lock + w)) {}
     int result = -1, free_slot = -1, last = -1;
     bool dominated = false;
-    for (int ch = ld(S.vhead + w); ch >= 0 && !dominated;) {
+    // A vertex's first chunk is chunk w, so it loads beside the list's head (one round
+    // trip, not two); with no head it is an earlier query's and is ignored.
+    const int head = ld(S.vhead + w);
+    for (int ch = w; ch >= 0 && !dominated;) {
         int id[CH];
         i64 el[CH], ec[CH];
         int base = ch * CH, next = ld(S.chunk_next + ch);
@@ -234,6 +239,7 @@ __device__ int insert_label(const Labels& L, const Lists& S, i64* ctl, int w, i6
         for (int j = 0; j < CH; ++j) {
             id[j] = ld(S.slots + base + j); el[j] = ld(S.l + base + j); ec[j] = ld(S.c + base + j);
         }
+        if (head < 0) break;
         last = ch;
 #pragma unroll
         for (int j = 0; j < CH; ++j) {
@@ -255,7 +261,7 @@ __device__ int insert_label(const Labels& L, const Lists& S, i64* ctl, int w, i6
             result = -2;
         } else {
             if (free_slot < 0) {
-                int ch = (int)atomicAdd((u64*)(ctl + POOL), 1ULL);
+                int ch = last < 0 ? w : (int)atomicAdd((u64*)(ctl + POOL), 1ULL);
                 if (ch >= S.pool_capacity) {
                     ctl[STATUS] = OUT_OF_LISTS;
                     result = -2;
@@ -398,19 +404,24 @@ __device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, 
                        i64 budget, int flags, int chain, int* st) {
     const unsigned FULL = 0xffffffffu;
     int lane = threadIdx.x & 31;
-    int v = 0;
+    int v = 0, begin = 0, end = 0;
     i64 l = 0, c = 0;
+    // loads that need only the label (then only its node) are issued together, before
+    // the tests that use them: each group costs one round trip
     if (x >= 0) {
-        if (ld(L.dead + x)) { st[S_DEAD]++; st[S_DROPPED]++; x = -1; }
+        int dead = ld(L.dead + x);
+        v = ld(L.node + x); l = ld(L.l + x); c = ld(L.c + x);
+        if (dead) { st[S_DEAD]++; st[S_DROPPED]++; x = -1; }
         else {
-            v = ld(L.node + x); l = ld(L.l + x); c = ld(L.c + x);
-            if (l + B.lb_l[v] >= ld(ctl + INCUMBENT)) { st[S_PRUNED_LENGTH]++; st[S_DROPPED]++; x = -1; }
+            i64 lbl = __ldg(B.lb_l + v), inc = ld(ctl + INCUMBENT);
+            begin = __ldg(G.first_out + v); end = __ldg(G.first_out + v + 1);
+            if (l + lbl >= inc) { st[S_PRUNED_LENGTH]++; st[S_DROPPED]++; x = -1; }
         }
     }
     for (int hop = 0; hop <= chain; ++hop) {
         if (!__any_sync(FULL, x >= 0)) return;
-        int begin = 0, deg = 0;
-        if (x >= 0) { st[S_EXPANDED]++; begin = G.first_out[v]; deg = G.first_out[v + 1] - begin; }
+        int deg = 0;
+        if (x >= 0) { st[S_EXPANDED]++; deg = end - begin; }
         int incl = deg;                                   // inclusive prefix sum of degrees
         for (int off = 1; off < 32; off <<= 1) {
             int y = __shfl_up_sync(FULL, incl, off);
@@ -446,7 +457,9 @@ __device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, 
         x = nx.id[lane];
         if (x >= 0) {
             v = nx.node[lane]; l = nx.l[lane]; c = nx.c[lane];
-            if (ld(L.dead + x)) { st[S_DEAD]++; st[S_DROPPED]++; x = -1; }
+            int dead = ld(L.dead + x);
+            begin = __ldg(G.first_out + v); end = __ldg(G.first_out + v + 1);
+            if (dead) { st[S_DEAD]++; st[S_DROPPED]++; x = -1; }
         }
         __syncwarp();
     }

@@ -149,7 +149,7 @@ class CspQuery:
         s, t, budget = base["source"], base["target"], base["budget"]
         lb_l, lb_c = (b.length, b.cost) if self.use_bounds else \
             (np.zeros_like(b.length), np.zeros_like(b.cost))      # Vine: no bounds at all
-        policy = self.lagrangian if self.use_bounds and not pareto else "never"
+        policy = self.lagrangian_policy(pareto)
         bound = self.lagrangian_bound(b, s, t, budget) if policy == "always" else None
         limit = min(self.max_labels, self.lagrangian_after) if policy == "auto" else self.max_labels
         history = np.zeros((HISTORY_ROWS, len(HISTORY)), np.int64)
@@ -180,6 +180,11 @@ class CspQuery:
             result.pareto = [ParetoPoint(int(self.length[a].sum()), int(lab_c[x]), a)
                              for x in found for a in [label_arcs(parent, arc, int(x))]]
         return result
+
+    def lagrangian_policy(self, pareto: bool) -> str:
+        """The Lagrangian policy a query runs under: Pareto sets and Vine-style runs
+        never use the bound."""
+        return self.lagrangian if self.use_bounds and not pareto else "never"
 
     def lagrangian_bound(self, b: Bounds, source: int, target: int, budget: int) -> LagrangianBound:
         """LARAC on the CPU, from the two paths the bounds found."""

@@ -43,7 +43,7 @@ class GpuSearch:
         exact = (bd.lb_l, bd.lb_c, bd.cost_along, bd.length_along)
         prune = exact if q.use_bounds else (self.zeros, self.zeros, self.infs, self.infs)
         flags = PARETO if pareto else (COMPLETE if q.use_bounds else 0)
-        policy = q.lagrangian if q.use_bounds and not pareto else "never"
+        policy = q.lagrangian_policy(pareto)
         bound = self._lagrangian(source, target, budget) if policy == "always" else None
         limit = q.lagrangian_after if policy == "auto" else None
         run = self.labeling.solve(source, target, budget, prune, exact, flags, bound, limit)

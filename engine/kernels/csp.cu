@@ -391,17 +391,17 @@ __device__ int relax(int a, int x, i64 l, i64 c, const Graph& G, const Bounds& B
 
 // Per warp, in shared memory: each lane's next label in its run of near labels.
 struct Next {
-    int* id; int* node; i64* l; i64* c;
+    int* id; int* node; i64* l; i64* c; int* count;
 };
 
 // A warp expands its lanes' near labels together: the arcs of all of them are spread
 // over the 32 lanes (a warp prefix sum of the degrees), so a label costs about one arc's
-// latency, not its degree's. Each lane then goes on (up to chain times) with the first
-// new label of its own that is near too: a run of near labels costs one pass, not one
-// iteration each. Every lane of the warp calls it (x < 0: none).
+// latency, not its degree's. The warp then goes on (up to chain times) with up to `width`
+// of the new labels that are near too, whichever lanes made them: a run of near labels
+// costs one pass, not one iteration each. Every lane of the warp calls it (x < 0: none).
 __device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, const Lists& S,
                        const Table& T, const Out& o, const Next& nx, i64* ctl, int target,
-                       i64 budget, int flags, int chain, int* st) {
+                       i64 budget, int flags, int chain, int width, int* st) {
     const unsigned FULL = 0xffffffffu;
     int lane = threadIdx.x & 31;
     int v = 0, begin = 0, end = 0;
@@ -428,7 +428,7 @@ __device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, 
             if (lane >= off) incl += y;
         }
         int total = __shfl_sync(FULL, incl, 31);
-        nx.id[lane] = -1;
+        if (lane == 0) *nx.count = 0;
         __syncwarp();
         bool more = hop < chain;
         for (int base = 0; base < total; base += 32) {
@@ -447,14 +447,15 @@ __device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, 
             int y = relax(o_begin + (j - o_excl), o_x, o_l, o_c, G, B, L, S, T, ctl, target,
                           budget, flags, st, &key, &w, &yl, &yc);
             if (y < 0) continue;
-            if (more && key <= o.threshold && atomicCAS(nx.id + owner, -1, y) == -1) {
-                nx.node[owner] = w; nx.l[owner] = yl; nx.c[owner] = yc;
+            int at = more && key <= o.threshold ? atomicAdd(nx.count, 1) : width;
+            if (at < width) {
+                nx.id[at] = y; nx.node[at] = w; nx.l[at] = yl; nx.c[at] = yc;
             } else {
                 push(o, ctl, y, key);
             }
         }
         __syncwarp();
-        x = nx.id[lane];
+        x = lane < min(*nx.count, width) ? nx.id[lane] : -1;
         if (x >= 0) {
             v = nx.node[lane]; l = nx.l[lane]; c = nx.c[lane];
             int dead = ld(L.dead + x);
@@ -661,7 +662,7 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
     __shared__ i64 s_stats[NSTAT];
     __shared__ i64 s_ctl[CTL_SIZE];
     __shared__ i64 scan[512];
-    __shared__ int n_id[512], n_node[512];
+    __shared__ int n_id[512], n_node[512], n_count[16];
     __shared__ int s_hist[NBINS];             // this pass's far keys, added to hist at its end
     __shared__ i64 s_far_max;
     __shared__ i64 n_l[512], n_c[512];
@@ -672,7 +673,7 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
     const Lists S{vhead, lock, slots, slot_l, slot_c, chunk_next, pool_capacity};
     const Table T{t_node, t_l, t_c, &t_used};
     const int warp0 = threadIdx.x & ~31;
-    const Next nx{n_id + warp0, n_node + warp0, n_l + warp0, n_c + warp0};
+    const Next nx{n_id + warp0, n_node + warp0, n_l + warp0, n_c + warp0, n_count + (warp0 >> 5)};
     for (int round = 0; round < max_iterations; ++round) {
         if (ld(ctl + STATUS) != RUNNING) break;                 // the same for every block
         int mode = (int)ld(ctl + MODE), cur = (int)ld(ctl + CUR), fcur = (int)ld(ctl + FCUR);
@@ -695,6 +696,10 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
             // warp: a pass of a few thousand labels then keeps every multiprocessor busy
             // (dealt out block by block it would keep the first few, each warp expanding
             // 32 labels' arcs in turn). Rounds are the same for all, for the barriers.
+            // A warp with one label goes on with up to 32 of the near labels it makes
+            // (a small pass then runs far down the corridor towards the target); with
+            // more, with as many as it started with, as wider runs in large passes only
+            // made the slowest warp slower (2 M Q3 390 -> 546 ms with 32 always).
             const int warps_per_block = blockDim.x >> 5, lane = threadIdx.x & 31;
             const i64 warps = (i64)gridDim.x * warps_per_block;
             const i64 first = (i64)blockIdx.x * warps_per_block + (threadIdx.x >> 5);
@@ -705,7 +710,7 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
                 i64 i = start + mine;
                 bool take = lane < per && i < n;
                 expand(take ? ld(in + i) : -1, G, B, L, S, T, o, nx, ctl, target, budget,
-                       flags, chain, st);                       // every lane: warp-wide
+                       flags, chain, per == 1 ? 32 : (int)per, st);   // every lane: warp-wide
                 __syncthreads();
                 if (t_used > HS / 2) {                          // nearly full: dump it
                     __syncthreads();

@@ -103,6 +103,7 @@ class GpuLabeling:
         self.graph_arrays = (xp.asarray(graph.first_out), xp.asarray(graph.head),
                              xp.asarray(length.astype(np.int32)), xp.asarray(cost.astype(np.int32)))
         self.mean_len = float(length.mean()) if length.size else 1.0
+        self.by_arc = xp.empty((4, max(1, graph.head.size)), np.int64)   # the bounds at each arc's head
         self.threads, self.k_min, self.k_max = threads, k_min, k_max
         self.adaptive, self.chain = adaptive, chain
         # one block per multiprocessor (the kernel is cooperative: all must be resident)
@@ -125,6 +126,9 @@ class GpuLabeling:
         flags |= ADAPTIVE if self.adaptive else 0
         i32 = np.int32
         self.vhead.fill(-1)
+        head = self.graph_arrays[1]
+        for k, per_node in enumerate(prune):
+            self.xp.take(per_node, head, out=self.by_arc[k, :head.size])
         b.launch("csp", "csp_start", (i32(self.n), i32(source), i32(target), i64(budget), i32(flags),
                                       *exact, lb_l,
                                       self.lab_node, self.lab_l, self.lab_c, self.lab_parent,
@@ -136,7 +140,8 @@ class GpuLabeling:
         started = b.mark()
         while True:
             b.launch("csp", "csp_labeling",
-                     (*g, lb_l, lb_c, cost_along, length_along, *lag, self.lab_node, self.lab_l,
+                     (*g, lb_l, lb_c, cost_along, length_along, *lag, self.by_arc, i64(self.by_arc.shape[1]),
+                      self.lab_node, self.lab_l,
                       self.lab_c, self.lab_parent, self.lab_arc, self.lab_dead, i32(self.capacity),
                       i32(limit), self.vhead, self.lock, self.slots, self.slot_l, self.slot_c,
                       self.chunk_next, i32(self.pool),

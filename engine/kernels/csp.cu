@@ -155,9 +155,12 @@ struct Graph {
 };
 // With lag_q > 0 also the Lagrangian bound (engine/csp/lagrangian.py): lag_d the
 // distances to the target under lag_q * length + lag_p * cost, lag_cut = lag_q * upper.
+// by_arc: the first four per arc, at its head (by_arc[k * m + a] is the k-th at head[a]),
+// so that a relaxation loads them beside the arc instead of after its head.
 struct Bounds {
     const i64* lb_l; const i64* lb_c; const i64* cost_along; const i64* length_along;
     const i64* lag_d; i64 lag_p, lag_q, lag_cut;
+    const i64* by_arc; i64 m;
 };
 struct Labels {
     int* node; i64* l; i64* c; int* parent; int* arc; int* dead; int capacity;
@@ -350,7 +353,9 @@ __device__ int relax(int a, int x, i64 l, i64 c, const Graph& G, const Bounds& B
     // of dependent round trips, and these need only the arc's head
     int w = __ldg(G.head + a);
     i64 nl = l + __ldg(G.len + a), nc = c + __ldg(G.cost + a);
-    i64 lbc = __ldg(B.lb_c + w), lbl = __ldg(B.lb_l + w);
+    i64 lbl = __ldg(B.by_arc + a), lbc = __ldg(B.by_arc + B.m + a);
+    i64 ca = INF64, la = INF64;                                   // INF64: none known
+    if (flags & COMPLETE) { ca = __ldg(B.by_arc + 2 * B.m + a); la = __ldg(B.by_arc + 3 * B.m + a); }
     i64 dw = B.lag_q ? __ldg(B.lag_d + w) : 0;
     i64 inc = ld(ctl + INCUMBENT);
     if (lbc == INF64 || lbl == INF64 || nc + lbc > budget) { st[S_PRUNED_COST]++; return -1; }
@@ -374,7 +379,6 @@ __device__ int relax(int a, int x, i64 l, i64 c, const Graph& G, const Bounds& B
     st[S_CREATED]++;
     table_insert(T, w, nl, nc);
     if (flags & COMPLETE) {
-        i64 ca = __ldg(B.cost_along + w), la = __ldg(B.length_along + w);   // INF64: none known
         if (ca != INF64 && nc + ca <= budget) {          // its shortest completion fits:
             atomicMin(ctl + INCUMBENT, nkey);            // nothing it leads to is shorter
             return -1;
@@ -648,7 +652,7 @@ __device__ void control(i64* ctl, int* hist, double* ratios, i64* history, int h
 extern "C" __global__ void __launch_bounds__(512) csp_labeling(
         const int* first_out, const int* head, const int* len, const int* cost,
         const i64* lb_l, const i64* lb_c, const i64* cost_along, const i64* length_along,
-        const i64* lag_d, i64 lag_p, i64 lag_q, i64 lag_cut,
+        const i64* lag_d, i64 lag_p, i64 lag_q, i64 lag_cut, const i64* by_arc, i64 m,
         int* lab_node, i64* lab_l, i64* lab_c, int* lab_parent, int* lab_arc, int* lab_dead,
         int label_capacity, int label_limit, int* vhead, int* lock, int* slots, i64* slot_l,
         i64* slot_c, int* chunk_next,
@@ -667,7 +671,7 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
     __shared__ i64 s_far_max;
     __shared__ i64 n_l[512], n_c[512];
     const Graph G{first_out, head, len, cost};
-    const Bounds B{lb_l, lb_c, cost_along, length_along, lag_d, lag_p, lag_q, lag_cut};
+    const Bounds B{lb_l, lb_c, cost_along, length_along, lag_d, lag_p, lag_q, lag_cut, by_arc, m};
     const Labels L{lab_node, lab_l, lab_c, lab_parent, lab_arc, lab_dead, label_capacity,
                    label_limit};
     const Lists S{vhead, lock, slots, slot_l, slot_c, chunk_next, pool_capacity};

@@ -48,7 +48,7 @@ INF = np.iinfo(np.int64).max
 NBINS, AR_RING = 2048, 64
 BYTES_PER_LABEL = 32 + 16 + 25    # the label, its four frontier slots, its list entry (+ chunks)
 K_MIN, K_MAX = 64, 1 << 16
-CHAIN = 4                         # near labels one lane expands in a row
+CHAIN = 16                        # hops a warp goes on within a pass (engine/kernels/csp.cu expand)
 HISTORY_ROWS = 1 << 16
 ITERATIONS_PER_LAUNCH = 1 << 20
 

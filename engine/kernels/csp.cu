@@ -402,10 +402,12 @@ struct Next {
 // over the 32 lanes (a warp prefix sum of the degrees), so a label costs about one arc's
 // latency, not its degree's. The warp then goes on (up to chain times) with up to `width`
 // of the new labels that are near too, whichever lanes made them: a run of near labels
-// costs one pass, not one iteration each. Every lane of the warp calls it (x < 0: none).
+// costs one pass, not one iteration each. With `while_fits` it goes on only after a hop
+// whose arcs fit its 32 lanes (one round), so no warp's run grows wide while the others
+// wait at the barrier. Every lane of the warp calls it (x < 0: none).
 __device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, const Lists& S,
                        const Table& T, const Out& o, const Next& nx, i64* ctl, int target,
-                       i64 budget, int flags, int chain, int width, int* st) {
+                       i64 budget, int flags, int chain, int width, bool while_fits, int* st) {
     const unsigned FULL = 0xffffffffu;
     int lane = threadIdx.x & 31;
     int v = 0, begin = 0, end = 0;
@@ -434,7 +436,7 @@ __device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, 
         int total = __shfl_sync(FULL, incl, 31);
         if (lane == 0) *nx.count = 0;
         __syncwarp();
-        bool more = hop < chain;
+        bool more = hop < chain && (!while_fits || total <= 32);
         for (int base = 0; base < total; base += 32) {
             int j = base + lane;
             int owner = 0;                                 // the lane whose arc j is
@@ -700,10 +702,10 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
             // warp: a pass of a few thousand labels then keeps every multiprocessor busy
             // (dealt out block by block it would keep the first few, each warp expanding
             // 32 labels' arcs in turn). Rounds are the same for all, for the barriers.
-            // A warp with one label goes on with up to 32 of the near labels it makes
-            // (a small pass then runs far down the corridor towards the target); with
-            // more, with as many as it started with, as wider runs in large passes only
-            // made the slowest warp slower (2 M Q3 390 -> 546 ms with 32 always).
+            // A warp with one label goes on with up to 32 of the near labels it makes, as
+            // long as each hop fits one round (a small pass then runs far down a corridor
+            // towards the target); with more, with as many as it started with. Wider runs
+            // only made the slowest warp slower (2 M Q3 422 -> 472 ms unbounded).
             const int warps_per_block = blockDim.x >> 5, lane = threadIdx.x & 31;
             const i64 warps = (i64)gridDim.x * warps_per_block;
             const i64 first = (i64)blockIdx.x * warps_per_block + (threadIdx.x >> 5);
@@ -714,7 +716,7 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
                 i64 i = start + mine;
                 bool take = lane < per && i < n;
                 expand(take ? ld(in + i) : -1, G, B, L, S, T, o, nx, ctl, target, budget,
-                       flags, chain, per == 1 ? 32 : (int)per, st);   // every lane: warp-wide
+                       flags, chain, per == 1 ? 32 : (int)per, per == 1, st);   // every lane: warp-wide
                 __syncthreads();
                 if (t_used > HS / 2) {                          // nearly full: dump it
                     __syncthreads();

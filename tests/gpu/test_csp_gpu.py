@@ -114,11 +114,11 @@ def test_rome99_pareto_sets_repeated(gpu):
 def test_passes_larger_than_the_grid(gpu):
     """A pass deals its near labels over every warp of the grid, at most 32 to a warp:
     with one block of two warps a pass of more than 64 labels takes several rounds (one
-    that expands more than 5 x 64 labels, chains of 5 hops included, surely does).
+    that expands more than 5 x 64 labels, with runs of at most 5 hops, surely does).
     Rome99's sets, the answer and the Pareto set's first point against the reference."""
     g, length, sets = rome99_query_sets()
     L, C = (np.asarray(g.metrics[m], np.int64) for m in (length, "synthetic"))
-    tiny = CspQuery(g, length, "synthetic", backend=gpu, blocks=1, threads=64)
+    tiny = CspQuery(g, length, "synthetic", backend=gpu, blocks=1, threads=64, chain=4)
     several_rounds = 0
     for name in ("Q1", "Q2", "Q3"):
         for s, t, budget in internal_queries(g, sets, name):

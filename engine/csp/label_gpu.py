@@ -140,9 +140,8 @@ class GpuLabeling:
         started = b.mark()
         while True:
             b.launch("csp", "csp_labeling",
-                     (*g, lb_l, lb_c, cost_along, length_along, *lag, self.by_arc, i64(self.by_arc.shape[1]),
-                      self.lab_node, self.lab_l,
-                      self.lab_c, self.lab_parent, self.lab_arc, self.lab_dead, i32(self.capacity),
+                     (*g, lb_l, *lag, self.by_arc, i64(self.by_arc.shape[1]), self.lab_node,
+                      self.lab_l, self.lab_c, self.lab_parent, self.lab_arc, self.lab_dead, i32(self.capacity),
                       i32(limit), self.vhead, self.lock, self.slots, self.slot_l, self.slot_c,
                       self.chunk_next, i32(self.pool),
                       *self.frontier, self.ctl, self.hist, self.ratios,

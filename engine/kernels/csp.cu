@@ -155,11 +155,11 @@ struct Graph {
 };
 // With lag_q > 0 also the Lagrangian bound (engine/csp/lagrangian.py): lag_d the
 // distances to the target under lag_q * length + lag_p * cost, lag_cut = lag_q * upper.
-// by_arc: the first four per arc, at its head (by_arc[k * m + a] is the k-th at head[a]),
-// so that a relaxation loads them beside the arc instead of after its head.
+// by_arc: lb_l, lb_c, cost_along and length_along per arc, at its head (by_arc[k * m + a]
+// is the k-th at head[a]), so that a relaxation loads them beside the arc, not after
+// its head; lb_l per node for the labels' own keys.
 struct Bounds {
-    const i64* lb_l; const i64* lb_c; const i64* cost_along; const i64* length_along;
-    const i64* lag_d; i64 lag_p, lag_q, lag_cut;
+    const i64* lb_l; const i64* lag_d; i64 lag_p, lag_q, lag_cut;
     const i64* by_arc; i64 m;
 };
 struct Labels {
@@ -653,8 +653,8 @@ __device__ void control(i64* ctl, int* hist, double* ratios, i64* history, int h
 // runs the control step; a grid barrier.
 extern "C" __global__ void __launch_bounds__(512) csp_labeling(
         const int* first_out, const int* head, const int* len, const int* cost,
-        const i64* lb_l, const i64* lb_c, const i64* cost_along, const i64* length_along,
-        const i64* lag_d, i64 lag_p, i64 lag_q, i64 lag_cut, const i64* by_arc, i64 m,
+        const i64* lb_l, const i64* lag_d, i64 lag_p, i64 lag_q, i64 lag_cut,
+        const i64* by_arc, i64 m,
         int* lab_node, i64* lab_l, i64* lab_c, int* lab_parent, int* lab_arc, int* lab_dead,
         int label_capacity, int label_limit, int* vhead, int* lock, int* slots, i64* slot_l,
         i64* slot_c, int* chunk_next,
@@ -673,7 +673,7 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
     __shared__ i64 s_far_max;
     __shared__ i64 n_l[512], n_c[512];
     const Graph G{first_out, head, len, cost};
-    const Bounds B{lb_l, lb_c, cost_along, length_along, lag_d, lag_p, lag_q, lag_cut, by_arc, m};
+    const Bounds B{lb_l, lag_d, lag_p, lag_q, lag_cut, by_arc, m};
     const Labels L{lab_node, lab_l, lab_c, lab_parent, lab_arc, lab_dead, label_capacity,
                    label_limit};
     const Lists S{vhead, lock, slots, slot_l, slot_c, chunk_next, pool_capacity};

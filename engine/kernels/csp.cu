@@ -393,22 +393,26 @@ __device__ int relax(int a, int x, i64 l, i64 c, const Graph& G, const Bounds& B
     return y;
 }
 
-// Per warp, in shared memory: each lane's next label in its run of near labels.
+// Per warp, in shared memory: the near labels its run goes on with at the next hop
+// (up to 32) and how many it made.
 struct Next {
     int* id; int* node; i64* l; i64* c; int* count;
 };
 
 // A warp expands its lanes' near labels together: the arcs of all of them are spread
 // over the 32 lanes (a warp prefix sum of the degrees), so a label costs about one arc's
-// latency, not its degree's. The warp then goes on (up to chain times) with up to `width`
-// of the new labels that are near too, whichever lanes made them: a run of near labels
-// costs one pass, not one iteration each. With `while_fits` it goes on only after a hop
-// whose arcs fit its 32 lanes (one round), so no warp's run grows wide while the others
-// wait at the barrier. Every lane of the warp calls it (x < 0: none).
+// latency, not its degree's. The warp then goes on (up to chain times) with the new
+// labels that are near too, whichever lanes made them: a run of near labels costs one
+// pass, not one iteration each. A warp dealt `per` > 1 labels goes on with as many; one
+// dealt a single label with up to 32 (a small pass then runs far down a corridor
+// towards the target), but only after a hop whose arcs fit its 32 lanes (one round):
+// unbounded, wide runs made the slowest warp slower while the others waited at the
+// barrier (2 M Q3 422 -> 472 ms). Every lane of the warp calls it (x < 0: none).
 __device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, const Lists& S,
                        const Table& T, const Out& o, const Next& nx, i64* ctl, int target,
-                       i64 budget, int flags, int chain, int width, bool while_fits, int* st) {
+                       i64 budget, int flags, int chain, int per, int* st) {
     const unsigned FULL = 0xffffffffu;
+    const int width = per == 1 ? 32 : per;
     int lane = threadIdx.x & 31;
     int v = 0, begin = 0, end = 0;
     i64 l = 0, c = 0;
@@ -436,7 +440,7 @@ __device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, 
         int total = __shfl_sync(FULL, incl, 31);
         if (lane == 0) *nx.count = 0;
         __syncwarp();
-        bool more = hop < chain && (!while_fits || total <= 32);
+        bool more = hop < chain && (per > 1 || total <= 32);
         for (int base = 0; base < total; base += 32) {
             int j = base + lane;
             int owner = 0;                                 // the lane whose arc j is
@@ -702,10 +706,6 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
             // warp: a pass of a few thousand labels then keeps every multiprocessor busy
             // (dealt out block by block it would keep the first few, each warp expanding
             // 32 labels' arcs in turn). Rounds are the same for all, for the barriers.
-            // A warp with one label goes on with up to 32 of the near labels it makes, as
-            // long as each hop fits one round (a small pass then runs far down a corridor
-            // towards the target); with more, with as many as it started with. Wider runs
-            // only made the slowest warp slower (2 M Q3 422 -> 472 ms unbounded).
             const int warps_per_block = blockDim.x >> 5, lane = threadIdx.x & 31;
             const i64 warps = (i64)gridDim.x * warps_per_block;
             const i64 first = (i64)blockIdx.x * warps_per_block + (threadIdx.x >> 5);
@@ -716,7 +716,7 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
                 i64 i = start + mine;
                 bool take = lane < per && i < n;
                 expand(take ? ld(in + i) : -1, G, B, L, S, T, o, nx, ctl, target, budget,
-                       flags, chain, per == 1 ? 32 : (int)per, per == 1, st);   // every lane: warp-wide
+                       flags, chain, (int)per, st);            // every lane: warp-wide
                 __syncthreads();
                 if (t_used > HS / 2) {                          // nearly full: dump it
                     __syncthreads();

@@ -94,4 +94,3 @@ def test_a_hard_query_starts_over_with_the_bound(gen):
 def test_policy_is_checked(gen):
     with pytest.raises(ValueError, match="lagrangian must be one of"):
         CspQuery(gen[0], lagrangian="sometimes")
-

@@ -1,7 +1,8 @@
 """Quick GPU probe for cost-budgeted paths (development aid): NY query sets, GPU vs CPU
 twin, times, iterations and labels per query, for one or more option sets.
     python scripts/csp_gpu_probe.py [per_set] ['{"max_labels": 3000000}' ...]
-(each JSON object goes to CspQuery, e.g. '{"lagrangian": "always"}'; SETS=Q3 limits the
+(each JSON object goes to CspQuery, e.g. '{"lagrangian": "always"}', and
+'{"hierarchy": true}' builds the bi-criteria hierarchy once for it; SETS=Q3 limits the
 sets, CPU=1 runs the twin too, GRAPH=2m takes the generated 2 M graph and its sets,
 which store no answers, PASSES=1 prints the passes' durations by kind and size).
 The sets are tests/data/csp_ny_queries.json (the first per_set of each), whose stored
@@ -66,7 +67,16 @@ def print_profile(passes):
               f"ms, mean size {size.mean():.0f}, created per pass {created.mean():.0f}")
 
 
+hierarchy = None
 for opts in variants:
+    if opts.pop("hierarchy", False):              # '{"hierarchy": true}': built once, timed
+        if hierarchy is None:
+            from engine.csp.pareto_hierarchy import build_pareto_hierarchy
+            hierarchy = build_pareto_hierarchy(g, g.metrics["distance"], g.metrics["travel_time"])
+            print(f"bi-criteria hierarchy: {hierarchy.build_ms:.0f} ms, core "
+                  f"{int(hierarchy.core.sum())} nodes, {hierarchy.num_levels} levels, "
+                  f"{hierarchy.num_shortcuts} shortcuts", flush=True)
+        opts["hierarchy"] = hierarchy
     q = CspQuery(g, backend=gpu, **opts)
     s, t, b = internal_queries(g, sets, "Q1")[0]
     q.solve(s, t, b)

@@ -7,6 +7,9 @@ GPUs", PVLDB 14(4), with bounds Vine lacks).
     label_search.py  label-setting in A* order with cost, length and dominance pruning
                      (Numba); Pareto mode
     lagrangian.py    LARAC's multiplier and the Lagrangian prune for hard queries
+    pareto_hierarchy.py  bi-criteria contraction down to a core (pareto_contract.py: the
+                     rounds; pareto_witness.py: one node's shortcuts and witnesses)
+    layered.py       the graph the labeling searches on it: up, across the core, down
     query.py         CspQuery(graph, minimize, budget_metric).solve(s, t, budget) -> CspResult
     reference.py     the independent reference for the tests (no bounds, plain heap)
     query_sets.py    Vine's query sets Q1-Q3

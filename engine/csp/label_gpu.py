@@ -100,6 +100,9 @@ class GpuLabeling:
         self.hist = xp.zeros(NBINS, np.int32)
         self.ratios = xp.zeros(2 * AR_RING, np.float64)
         self.history = xp.zeros((HISTORY_ROWS, len(GPU_HISTORY)), np.int64)
+        if max(int(length.max(initial=0)), int(cost.max(initial=0))) > np.iinfo(np.int32).max:
+            raise ValueError("the GPU labeling stores arc weights as int32; an arc's length "
+                             "or cost is larger")
         self.graph_arrays = (xp.asarray(graph.first_out), xp.asarray(graph.head),
                              xp.asarray(length.astype(np.int32)), xp.asarray(cost.astype(np.int32)))
         self.mean_len = float(length.mean()) if length.size else 1.0

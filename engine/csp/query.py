@@ -32,6 +32,8 @@ from engine.csp.bounds import INF, Bounds, ReverseGraph, compute_bounds, tree_pa
 from engine.csp.label_search import HISTORY, STATS, label_arcs, label_search
 from engine.csp.lagrangian import (AUTO_AFTER_PER_NODE, POLICIES, LagrangianBound, cpu_search,
                                    lagrangian_summary, larac)
+from engine.csp.layered import LayeredGraph
+from engine.csp.pareto_hierarchy import ParetoHierarchy
 from engine.paths import Path, Unreachable, check_node, path_from_arcs, unreachable
 
 MAX_LABELS = 50_000_000        # about 2 GB of labels: beyond it a query fails clearly
@@ -85,7 +87,7 @@ class CspQuery:
     def __init__(self, graph, minimize: str = "distance", budget_metric: str = "travel_time",
                  bounds: bool = True, max_labels: int = MAX_LABELS, backend=None,
                  lagrangian: str = "auto", lagrangian_after: int | None = None,
-                 **gpu_options) -> None:
+                 hierarchy: ParetoHierarchy | None = None, **gpu_options) -> None:
         for name in (minimize, budget_metric):
             if name not in graph.metrics:
                 raise ValueError(f"the graph has no metric {name!r} (it has "
@@ -102,6 +104,13 @@ class CspQuery:
         if not bounds:
             self.label = "label-setting without bounds (Vine-style)"
         self.reverse = ReverseGraph.of(graph, self.length, self.cost)
+        # labels run up, across the core, and down a bi-criteria hierarchy when there is
+        # one (never Vine-style: that search is the paper's, on the graph itself)
+        if hierarchy is not None and hierarchy.num_nodes != graph.num_nodes:
+            raise ValueError("the hierarchy was built for another graph")
+        self.layered = LayeredGraph.of(hierarchy) if hierarchy is not None and bounds else None
+        if self.layered is not None:
+            self.label = "label-setting with bounds on the bi-criteria hierarchy"
         # LARAC's integral weights fit under these (engine.csp.lagrangian.weights_for)
         self.max_weights = (int(self.length.max(initial=1)), int(self.cost.max(initial=1)))
         if isinstance(backend, str):
@@ -149,17 +158,20 @@ class CspQuery:
         s, t, budget = base["source"], base["target"], base["budget"]
         lb_l, lb_c = (b.length, b.cost) if self.use_bounds else \
             (np.zeros_like(b.length), np.zeros_like(b.cost))      # Vine: no bounds at all
+        graph, lift = self.search_graph(t)
+        goal = t if self.layered is None else self.layered.target(t)
+        per_node = [lift(a) for a in (lb_l, lb_c, b.cost_along, b.length_along)]
         policy = self.lagrangian_policy(pareto)
         bound = self.lagrangian_bound(b, s, t, budget) if policy == "always" else None
         limit = min(self.max_labels, self.lagrangian_after) if policy == "auto" else self.max_labels
         history = np.zeros((HISTORY_ROWS, len(HISTORY)), np.int64)
         restart = rows = 0
         while True:
-            lag = (bound.d, bound.p, bound.q, bound.upper) if bound else (lb_l[:0], 0, 0, 0)
+            lag = (lift(bound.d), bound.p, bound.q, bound.upper) if bound else (lb_l[:0], 0, 0, 0)
             node, _, lab_c, parent, arc, found, completion, more, overflow = label_search(
-                self.graph.first_out, self.graph.head, self.length, self.cost, s, t, budget,
-                lb_l, lb_c, b.cost_along, b.length_along, self.use_bounds and not pareto,
-                pareto, self.max_labels if bound else limit, stats, history[rows:], *lag)
+                graph[0], graph[1], graph[2], graph[3], s, goal, budget, *per_node,
+                self.use_bounds and not pareto, pareto, self.max_labels if bound else limit,
+                stats, history[rows:], *lag)
             rows += more
             if not (overflow and bound is None and limit < self.max_labels):
                 break
@@ -171,15 +183,42 @@ class CspQuery:
             raise RuntimeError("label-setting found no path that the bounds promised")
         base = dict(base, history=history[:rows])
         tails = {0: None, 1: b.length_next, 2: b.cost_next}
-        arcs = self._arcs(parent, arc, node, int(found[0]), tails[completion], t)
+        x = int(found[0])
+        arcs = self.label_path(label_arcs(parent, arc, x), int(node[x]), tails[completion], t)
         how = {0: "labeling", 1: "labeling (shortest completion)",
                2: "labeling (least-cost completion)"}[completion]
         result = self._result(base, arcs, how, stats)
         result.lagrangian = lagrangian_summary(bound, restart)
         if pareto:
             result.pareto = [ParetoPoint(int(self.length[a].sum()), int(lab_c[x]), a)
-                             for x in found for a in [label_arcs(parent, arc, int(x))]]
+                             for x in found
+                             for a in [self.label_path(label_arcs(parent, arc, int(x)), goal,
+                                                       None, t)]]
         return result
+
+    def search_graph(self, target: int, xp=np):
+        """The arrays the labeling searches (first_out, head, length, cost) and the
+        function that turns a per-node array of the graph into one for its nodes: the
+        graph itself, or the layered hierarchy with the down copies out of the target's
+        reach set to INF."""
+        lg = self.layered
+        if lg is None:
+            g = self.graph
+            return (g.first_out, g.head, self.length, self.cost), lambda a: a
+        down = lg.down_set(target)
+        if xp is not np:
+            down = xp.asarray(down)
+        return (lg.first_out, lg.head, lg.length, lg.cost), \
+            lambda a: lg.node_values(a, down, xp)
+
+    def label_path(self, arcs: np.ndarray, node: int, tail_tree, target: int) -> np.ndarray:
+        """The graph's arcs of a label's path (``arcs`` in the searched graph, ending at
+        ``node``), then along ``tail_tree`` from there to the target (None: none)."""
+        if self.layered is not None:
+            arcs, node = self.layered.unpack(arcs), int(self.layered.original(node))
+        if tail_tree is None:
+            return arcs
+        return np.concatenate([arcs, tree_path(self.graph, tail_tree, node, target)])
 
     def lagrangian_policy(self, pareto: bool) -> str:
         """The Lagrangian policy a query runs under: Pareto sets and Vine-style runs
@@ -207,13 +246,6 @@ class CspQuery:
     def out_of_labels(limit: int) -> LabelMemoryExceeded:
         return LabelMemoryExceeded(f"the search needed more than {limit:,} labels; no answer "
                                    f"is given (raise the limit or the budget)")
-
-    def _arcs(self, parent, arc, node, x: int, tail_tree, target: int) -> np.ndarray:
-        """Label x's arcs, then the path along ``tail_tree`` from its node to the target."""
-        arcs = label_arcs(parent, arc, x)
-        if tail_tree is None:
-            return arcs
-        return np.concatenate([arcs, tree_path(self.graph, tail_tree, int(node[x]), target)])
 
     def _result(self, base: dict, arcs: np.ndarray, how: str, stats) -> CspResult:
         return self.result(base, arcs, how, dict(zip(STATS, stats.tolist())))

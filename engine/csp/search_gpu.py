@@ -27,8 +27,10 @@ class GpuSearch:
         self.query, backend = query, query.backend
         g = query.graph
         self.bounds = GpuBounds(g, query.length, query.cost, backend)
-        self.labeling = GpuLabeling(g, query.length, query.cost, backend, query.max_labels,
-                                    **options)
+        lg = query.layered             # labels search the bi-criteria hierarchy if there is one
+        self.labeling = GpuLabeling(lg or g, query.length if lg is None else lg.length,
+                                    query.cost if lg is None else lg.cost, backend,
+                                    query.max_labels, **options)
         self.lagrange = GpuLagrangian(self.bounds, backend)
         xp = backend.xp
         self.zeros, self.infs = xp.zeros(g.num_nodes, np.int64), xp.full(g.num_nodes, INF, np.int64)
@@ -40,18 +42,20 @@ class GpuSearch:
         start = backend.mark()
         bd.run(target)
         bounds_done = backend.mark()
-        exact = (bd.lb_l, bd.lb_c, bd.cost_along, bd.length_along)
+        _, lift = q.search_graph(target, backend.xp)
+        goal = target if q.layered is None else q.layered.target(target)
+        exact = tuple(lift(a) for a in (bd.lb_l, bd.lb_c, bd.cost_along, bd.length_along))
         prune = exact if q.use_bounds else (self.zeros, self.zeros, self.infs, self.infs)
         flags = PARETO if pareto else (COMPLETE if q.use_bounds else 0)
         policy = q.lagrangian_policy(pareto)
-        bound = self._lagrangian(source, target, budget) if policy == "always" else None
+        bound = self._lagrangian(source, target, budget, lift) if policy == "always" else None
         limit = q.lagrangian_after if policy == "auto" else None
-        run = self.labeling.solve(source, target, budget, prune, exact, flags, bound, limit)
+        run = self.labeling.solve(source, goal, budget, prune, exact, flags, bound, limit)
         first = None
         if run.status == OUT_OF_LABELS and policy == "auto" and limit < self.labeling.capacity:
             first = run                      # a hard query: start over with the bound too
-            bound = self._lagrangian(source, target, budget)
-            run = self.labeling.solve(source, target, budget, prune, exact, flags, bound)
+            bound = self._lagrangian(source, target, budget, lift)
+            run = self.labeling.solve(source, goal, budget, prune, exact, flags, bound)
             later = run.history.copy()       # the history goes on from the first run's
             later[:, GPU_HISTORY.index("iteration")] += len(first.history)
             run.history = np.concatenate([first.history, later])
@@ -72,16 +76,21 @@ class GpuSearch:
         if run.status == BY_BOUNDS:
             result = q.result(base, refs["shortest"], "bounds", stats)
         else:
-            result = self._answer(q, base, run, stats, length_next, cost_next, target)
+            result = self._answer(q, base, run, stats, length_next, cost_next, target, goal)
         bounds_ms = backend.elapsed_ms(start, bounds_done)
         total = (time.perf_counter() - t0) * 1000
         result.ms = {"bounds": bounds_ms, "labeling": total - bounds_ms, "total": total}
         result.lagrangian = lagrangian_summary(bound, int(first.stats["created"]) if first else 0)
         return result
 
-    def _lagrangian(self, source: int, target: int, budget: int):
+    def _lagrangian(self, source: int, target: int, budget: int, lift):
         """LARAC on the device from the two paths of the bounds (None when the bounds
-        settle the query, or a tree path hides behind a zero-weight loop)."""
+        settle the query, or a tree path hides behind a zero-weight loop), its ``d``
+        for the searched graph's nodes (``lift``)."""
+        bound = self._larac(source, target, budget)
+        return bound and dataclasses.replace(bound, d=lift(bound.d))
+
+    def _larac(self, source: int, target: int, budget: int):
         bd, backend = self.bounds, self.query.backend
         at = backend.xp.stack([a[source] for a in (bd.lb_l, bd.cost_along, bd.length_along,
                                                    bd.lb_c)])
@@ -97,20 +106,20 @@ class GpuSearch:
             bound = q.lagrangian_bound(b, source, target, budget)
             return dataclasses.replace(bound, d=backend.xp.asarray(bound.d))
 
-    def _answer(self, q, base, run, stats, length_next, cost_next, target):
+    def _answer(self, q, base, run, stats, length_next, cost_next, target, goal):
         from engine.csp.query import ParetoPoint
         if run.pareto is not None:
             if not run.pareto:
                 raise RuntimeError("the GPU labeling found no path that the bounds promised")
-            points = [ParetoPoint(l, c, arcs) for l, c, arcs in run.pareto]
+            points = [ParetoPoint(l, c, q.label_path(arcs, goal, None, target))
+                      for l, c, arcs in run.pareto]
             result = q.result(base, points[0].arcs, "labeling", stats)
             result.pareto = points
         else:
             if run.arcs is None:
                 raise RuntimeError("the GPU labeling found no path that the bounds promised")
             tail = {0: None, 1: length_next, 2: cost_next}[run.completion]
-            arcs = run.arcs if tail is None else np.concatenate(
-                [run.arcs, tree_path(q.graph, tail, run.node, target)])
+            arcs = q.label_path(run.arcs, run.node, tail, target)
             result = q.result(base, arcs, HOW[run.completion], stats)
         result.history, result.history_columns = run.history, GPU_HISTORY
         return result

@@ -200,12 +200,13 @@ def cli(*args):
 
 # ------------------------------------------------------- Vine's query sets, exact
 def _check_sets(g, minimize, budget_metric, sets, per_set=None, reference=None,
-                names=("Q1", "Q2", "Q3")):
+                names=("Q1", "Q2", "Q3"), **options):
     """Every query of the sets against the reference, by the default query and with the
-    Lagrangian bound from the start; the number of queries checked."""
+    Lagrangian bound from the start (``options`` to both); the number of queries checked."""
     from engine.csp.query_sets import internal_queries
     from engine.csp.reference import path_totals, reference_csp
-    queries = [CspQuery(g, minimize, budget_metric, lagrangian=x) for x in ("auto", "always")]
+    queries = [CspQuery(g, minimize, budget_metric, lagrangian=x, **options)
+               for x in ("auto", "always")]
     L, C = (np.asarray(g.metrics[m], np.int64) for m in (minimize, budget_metric))
     checked = 0
     for name in names:

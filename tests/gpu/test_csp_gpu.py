@@ -292,3 +292,67 @@ def test_a_hard_query_starts_over_with_the_bound(gpu):
     assert r.history[:, col["created"]].sum() == r.stats["created"] > limit
     assert (np.diff(r.history[:, col["iteration"]]) == 1).all()
 
+
+
+# ------------------------------------------------ on the bi-criteria hierarchy
+def _hierarchy(g, length="distance", cost="travel_time", **options):
+    from engine.csp.pareto_hierarchy import build_pareto_hierarchy
+    return build_pareto_hierarchy(g, g.metrics[length], g.metrics[cost], **options)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_small_graphs_on_the_hierarchy_equal_brute_force(gpu, seed):
+    g = small_graph(seed)
+    h = _hierarchy(g, core_fraction=0.0)
+    variants = [CspQuery(g, backend=gpu, hierarchy=h),
+                CspQuery(g, backend=gpu, hierarchy=h, lagrangian="always")]
+    for s, t, budget, within in brute_force_cases(g, variants[0], seed):
+        for q in variants:
+            check_answer(g, q.solve(s, t, budget), s, t, budget, min(l for l, _ in within))
+        p = variants[0].solve(s, t, budget, pareto=True)
+        assert [(x.length, x.cost) for x in p.pareto] == pareto_of(within)
+        for x in p.pareto:
+            assert path_totals(g.first_out, g.head, g.metrics["distance"],
+                               g.metrics["travel_time"], s, t, x.arcs) == (x.length, x.cost)
+
+
+def test_rome99_and_50k_on_the_hierarchy(gpu):
+    g, length, sets = rome99_query_sets()
+    L, C = (np.asarray(g.metrics[m], np.int64) for m in (length, "synthetic"))
+    q = CspQuery(g, length, "synthetic", backend=gpu, hierarchy=_hierarchy(g, length, "synthetic"))
+    for name in ("Q1", "Q2", "Q3"):
+        for s, t, budget in internal_queries(g, sets, name):
+            expected = reference_csp_compiled(g.first_out, g.head, L, C, s, t, budget)[0]
+            check_answer(g, q.solve(s, t, budget), s, t, budget, expected, length, "synthetic")
+            assert q.solve(s, t, budget, pareto=True).pareto[0].length == expected
+    g = generate_road_network(50_000, seed=3)
+    sets = build_query_sets(g, "distance", "travel_time", seed=2)
+    L, C = (np.asarray(g.metrics[m], np.int64) for m in ("distance", "travel_time"))
+    h = _hierarchy(g)
+    on_gpu, cpu = CspQuery(g, backend=gpu, hierarchy=h), CspQuery(g, backend=cpu_backend(),
+                                                                  hierarchy=h)
+    for name in ("Q1", "Q2", "Q3"):
+        for s, t, budget in internal_queries(g, sets, name):
+            expected = reference_csp_compiled(g.first_out, g.head, L, C, s, t, budget)[0]
+            check_answer(g, on_gpu.solve(s, t, budget), s, t, budget, expected)
+            assert cpu.solve(s, t, budget).length == expected
+
+
+def test_new_york_query_sets_on_the_hierarchy(ny, gpu):
+    """NY Q1-Q3 on the hierarchy, GPU and CPU twin, against the stored reference; the
+    Pareto sets of Q1 equal those on the graph itself."""
+    import json
+    from pathlib import Path
+    stored = json.loads((Path(__file__).parents[1] / "data" / "csp_ny_queries.json").read_text())
+    h = _hierarchy(ny)
+    on_gpu, cpu = (CspQuery(ny, backend=b, hierarchy=h) for b in (gpu, cpu_backend()))
+    plain = CspQuery(ny, backend=gpu)
+    for name in ("Q1", "Q2", "Q3"):
+        for item, (s, t, budget) in zip(stored["sets"][name], internal_queries(ny, stored, name)):
+            expected = item["reference"]["length"]
+            check_answer(ny, on_gpu.solve(s, t, budget), s, t, budget, expected)
+            assert cpu.solve(s, t, budget).length == expected
+            if name == "Q1":
+                a, b = on_gpu.solve(s, t, budget, pareto=True), plain.solve(s, t, budget, pareto=True)
+                assert [(x.length, x.cost) for x in a.pareto] == \
+                    [(x.length, x.cost) for x in b.pareto]

@@ -69,6 +69,7 @@ def print_profile(passes):
 
 hierarchy = None
 for opts in variants:
+    shown = dict(opts)
     if opts.pop("hierarchy", False):              # '{"hierarchy": true}': built once, timed
         if hierarchy is None:
             from engine.csp.pareto_hierarchy import build_pareto_hierarchy
@@ -114,7 +115,7 @@ for opts in variants:
         med = {k: np.nanmedian([row[k] for row in rows]) for k in keys}
         checked = [row["ok"] for row in rows if row["ok"] is not None]
         twin = f", cpu {med['cpu']:.1f} ms" if cpu else ""
-        print(f"{opts} {name} median gpu {med['gpu']:.2f} ms{twin}, per iteration "
+        print(f"{shown} {name} median gpu {med['gpu']:.2f} ms{twin}, per iteration "
               f"{med['per_iteration']:.1f} us, created {med['created']:.0f}, iterations "
               f"{med['iterations']:.0f}; "
               f"p90 gpu {np.percentile([row['gpu'] for row in rows], 90):.2f}; "

@@ -163,11 +163,27 @@ def compute_bounds(graph, rev: ReverseGraph, length: np.ndarray, cost: np.ndarra
 
 def tree_path(graph, next_arc: np.ndarray, source: int, target: int) -> np.ndarray:
     """The arcs from ``source`` to ``target`` along a reverse search's tree."""
-    arcs, v = [], int(source)
+    arcs = _tree_path(graph.head, next_arc, int(source), int(target))
+    if arcs.size and arcs[0] < 0:
+        raise ValueError("the node is not in the tree")
+    return arcs
+
+
+@numba.njit(cache=True)
+def _tree_path(head, next_arc, source, target):
+    """The tree's arcs from source to target; [-1] when the walk leaves the tree (or
+    loops: more arcs than nodes)."""
+    out = np.empty(64, np.int32)
+    k, v = 0, source
     while v != target:
-        a = int(next_arc[v])
-        if a < 0:
-            raise ValueError("the node is not in the tree")
-        arcs.append(a)
-        v = int(graph.head[a])
-    return np.asarray(arcs, dtype=np.int32)
+        a = next_arc[v]
+        if a < 0 or k > next_arc.size:
+            return np.full(1, -1, np.int32)
+        if k == out.size:
+            grown = np.empty(2 * k, np.int32)
+            grown[:k] = out
+            out = grown
+        out[k] = a
+        k += 1
+        v = head[a]
+    return out[:k]

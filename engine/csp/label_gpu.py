@@ -49,6 +49,7 @@ NBINS, AR_RING = 2048, 64
 BYTES_PER_LABEL = 32 + 16 + 25    # the label, its four frontier slots, its list entry (+ chunks)
 K_MIN, K_MAX = 64, 1 << 16
 CHAIN = 16                        # hops a warp goes on within a pass (engine/kernels/csp.cu expand)
+RUN_ARCS = 32                     # ... after a hop of at most this many arcs
 HISTORY_ROWS = 1 << 16
 ITERATIONS_PER_LAUNCH = 1 << 20
 
@@ -76,7 +77,7 @@ class GpuLabeling:
     def __init__(self, graph, length: np.ndarray, cost: np.ndarray, backend,
                  max_labels: int, blocks: int | None = None, threads: int = 512,
                  k_min: int = K_MIN, k_max: int = K_MAX, adaptive: bool = True,
-                 chain: int = CHAIN) -> None:
+                 chain: int = CHAIN, run_arcs: int = RUN_ARCS) -> None:
         xp = self.xp = backend.xp
         if threads % 32 or not 64 <= threads <= 512:
             raise ValueError("threads per block must be a multiple of 32 from 64 to 512 "
@@ -108,7 +109,7 @@ class GpuLabeling:
         self.mean_len = float(length.mean()) if length.size else 1.0
         self.by_arc = xp.empty((4, max(1, graph.head.size)), np.int64)   # the bounds at each arc's head
         self.threads, self.k_min, self.k_max = threads, k_min, k_max
-        self.adaptive, self.chain = adaptive, chain
+        self.adaptive, self.chain, self.run_arcs = adaptive, chain, run_arcs
         # one block per multiprocessor (the kernel is cooperative: all must be resident)
         self.blocks = blocks or xp.cuda.Device().attributes["MultiProcessorCount"]
         self.ctl_host = backend.host_empty(CTL_SIZE, np.int64)
@@ -150,7 +151,7 @@ class GpuLabeling:
                       *self.frontier, self.ctl, self.hist, self.ratios,
                       self.history, i32(HISTORY_ROWS), i32(target), i64(budget), i32(flags),
                       i64(self.k_min), i64(self.k_max), np.float64(self.mean_len),
-                      i32(self.chain), i32(ITERATIONS_PER_LAUNCH)),
+                      i32(self.chain), i32(self.run_arcs), i32(ITERATIONS_PER_LAUNCH)),
                      grid=self.blocks, block=self.threads, cooperative=True)
             b.launch("csp", "csp_witness", (self.lab_node, self.lab_l, self.lab_c, lb_l, lb_c,
                                             cost_along, length_along, i32(target), i64(budget),

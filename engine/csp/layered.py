@@ -99,8 +99,8 @@ class LayeredGraph:
 
     def target(self, t: int) -> int:
         """The node the labeling ends at for the graph's node t."""
-        n = self.hierarchy.num_nodes
-        return int(t) if self.hierarchy.core[t] else n + int(t)
+        h = self.hierarchy
+        return int(t) if h.level[t] == h.num_levels else h.num_nodes + int(t)
 
     def original(self, x):
         """The graph's node of layered node(s) x."""
@@ -109,19 +109,19 @@ class LayeredGraph:
     def down_set(self, t: int) -> np.ndarray:
         """The contracted nodes whose down copies can reach the target t (none when t
         is in the core: labels reach it across the core)."""
-        h = self.hierarchy
-        if h.core[t]:
+        core = self.hierarchy.core
+        if core[t]:
             return np.zeros(0, np.int64)
-        return _down_set(int(t), self.down_first, self.down_rows, self.down_tail, h.core,
-                         np.zeros(h.num_nodes, np.bool_))
+        return _down_set(int(t), self.down_first, self.down_rows, self.down_tail, core,
+                         np.zeros(core.size, np.bool_))
 
-    def node_values(self, values: np.ndarray, down: np.ndarray, xp=np) -> np.ndarray:
+    def node_values(self, values: np.ndarray, down: np.ndarray) -> np.ndarray:
         """A per-node array of the graph (bounds, completions) for the layered nodes:
         the up copies get the node's value, the down copies in ``down`` too, the
-        others INF (the target is out of their reach)."""
-        lower = xp.full(values.size, INF, np.int64)
+        others INF (the target is out of their reach; csp_lift on the GPU)."""
+        lower = np.full(values.size, INF, np.int64)
         lower[down] = values[down]
-        return xp.concatenate([values, lower])
+        return np.concatenate([values, lower])
 
     def unpack(self, arcs) -> np.ndarray:
         """The graph's arcs along layered arcs ``arcs``."""

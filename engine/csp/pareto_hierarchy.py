@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from engine.csp import pareto_contract as pc
@@ -43,9 +44,8 @@ class ParetoHierarchy:
     params: dict = field(default_factory=dict)
     build_ms: float = 0.0
 
-    @property
-    def core(self) -> np.ndarray:
-        return self.level == self.num_levels
+    def __post_init__(self) -> None:
+        self.core = self.level == self.num_levels      # bool [n]
 
     @property
     def num_shortcuts(self) -> int:
@@ -53,14 +53,34 @@ class ParetoHierarchy:
 
     def unpack(self, harcs) -> np.ndarray:
         """The graph's arcs along hierarchy arcs ``harcs``, in order."""
-        out, stack = [], [int(a) for a in reversed(np.asarray(harcs).tolist())]
-        while stack:
-            a = stack.pop()
-            if a < self.num_original_arcs:
-                out.append(a)
-            else:
-                stack.extend((int(self.arc_child[a, 1]), int(self.arc_child[a, 0])))
-        return np.asarray(out, dtype=np.int32)
+        return _unpack(np.asarray(harcs, np.int64), self.arc_child, self.num_original_arcs)
+
+
+@numba.njit(cache=True)
+def _unpack(harcs, child, m):
+    out = np.empty(max(16, 4 * harcs.size), np.int32)
+    stack = np.empty(64, np.int64)
+    count = 0
+    for i in range(harcs.size):
+        stack[0], top = harcs[i], 1
+        while top > 0:
+            top -= 1
+            a = stack[top]
+            if a < m:
+                if count == out.size:
+                    grown = np.empty(2 * out.size, np.int32)
+                    grown[:count] = out[:count]
+                    out = grown
+                out[count] = a
+                count += 1
+                continue
+            if top + 2 > stack.size:
+                grown64 = np.empty(2 * stack.size, np.int64)
+                grown64[:top] = stack[:top]
+                stack = grown64
+            stack[top], stack[top + 1] = child[a, 1], child[a, 0]
+            top += 2
+    return out[:count]
 
 
 def _initial_rows(graph, length: np.ndarray, cost: np.ndarray):

@@ -196,20 +196,17 @@ class CspQuery:
                                                        None, t)]]
         return result
 
-    def search_graph(self, target: int, xp=np):
+    def search_graph(self, target: int):
         """The arrays the labeling searches (first_out, head, length, cost) and the
         function that turns a per-node array of the graph into one for its nodes: the
         graph itself, or the layered hierarchy with the down copies out of the target's
-        reach set to INF."""
+        reach set to INF (engine.csp.search_gpu does the same on the device)."""
         lg = self.layered
         if lg is None:
             g = self.graph
             return (g.first_out, g.head, self.length, self.cost), lambda a: a
         down = lg.down_set(target)
-        if xp is not np:
-            down = xp.asarray(down)
-        return (lg.first_out, lg.head, lg.length, lg.cost), \
-            lambda a: lg.node_values(a, down, xp)
+        return (lg.first_out, lg.head, lg.length, lg.cost), lambda a: lg.node_values(a, down)
 
     def label_path(self, arcs: np.ndarray, node: int, tail_tree, target: int) -> np.ndarray:
         """The graph's arcs of a label's path (``arcs`` in the searched graph, ending at

@@ -17,6 +17,7 @@ from engine.csp.label_gpu import (AT, BY_BOUNDS, COMPLETE, DONE, GPU_HISTORY, OU
                                   OUT_OF_LISTS, OVER_BUDGET, PARETO, UNREACHABLE, GpuLabeling)
 from engine.paths import unreachable
 
+HIERARCHY_RUN_ARCS = 256      # NY Q3 on the H100: 11.2 ms at 32, 7.7 at 128, 7.2 at 256, 9.7 unbounded
 HOW = {0: "labeling", 1: "labeling (shortest completion)", 2: "labeling (least-cost completion)"}
 
 
@@ -28,12 +29,19 @@ class GpuSearch:
         g = query.graph
         self.bounds = GpuBounds(g, query.length, query.cost, backend)
         lg = query.layered             # labels search the bi-criteria hierarchy if there is one
+        if lg is not None:             # whose core nodes have many arcs: runs may go wider
+            options.setdefault("run_arcs", HIERARCHY_RUN_ARCS)
         self.labeling = GpuLabeling(lg or g, query.length if lg is None else lg.length,
                                     query.cost if lg is None else lg.cost, backend,
                                     query.max_labels, **options)
         self.lagrange = GpuLagrangian(self.bounds, backend)
         xp = backend.xp
         self.zeros, self.infs = xp.zeros(g.num_nodes, np.int64), xp.full(g.num_nodes, INF, np.int64)
+        # the bounds for the layered graph's nodes (4, and the Lagrangian d), and which
+        # down copies reach this query's target (engine.csp.layered)
+        self.lifted = [xp.empty(2 * g.num_nodes, np.int64) for _ in range(5)] if lg else []
+        self.down_mask = xp.zeros(g.num_nodes, np.uint8)
+        self.next_host = [backend.host_empty(g.num_nodes, np.int32) for _ in range(2)]
         self.preparation_ms = self.bounds.preparation_ms
 
     def solve(self, source: int, target: int, budget: int, pareto: bool):
@@ -42,23 +50,13 @@ class GpuSearch:
         start = backend.mark()
         bd.run(target)
         bounds_done = backend.mark()
-        _, lift = q.search_graph(target, backend.xp)
         goal = target if q.layered is None else q.layered.target(target)
-        exact = tuple(lift(a) for a in (bd.lb_l, bd.lb_c, bd.cost_along, bd.length_along))
-        prune = exact if q.use_bounds else (self.zeros, self.zeros, self.infs, self.infs)
-        flags = PARETO if pareto else (COMPLETE if q.use_bounds else 0)
-        policy = q.lagrangian_policy(pareto)
-        bound = self._lagrangian(source, target, budget, lift) if policy == "always" else None
-        limit = q.lagrangian_after if policy == "auto" else None
-        run = self.labeling.solve(source, goal, budget, prune, exact, flags, bound, limit)
-        first = None
-        if run.status == OUT_OF_LABELS and policy == "auto" and limit < self.labeling.capacity:
-            first = run                      # a hard query: start over with the bound too
-            bound = self._lagrangian(source, target, budget, lift)
-            run = self.labeling.solve(source, goal, budget, prune, exact, flags, bound)
-            later = run.history.copy()       # the history goes on from the first run's
-            later[:, GPU_HISTORY.index("iteration")] += len(first.history)
-            run.history = np.concatenate([first.history, later])
+        down = self._down_set(target)
+        try:
+            run, first, bound = self._labeling(source, target, goal, budget, pareto)
+        finally:
+            if down is not None:
+                self.down_mask[down] = 0
         ctl = run.ctl
         if run.status == UNREACHABLE:
             raise unreachable(q.graph, source, target)
@@ -69,7 +67,8 @@ class GpuSearch:
             raise q.out_of_labels(self.labeling.capacity)
         if run.status not in (DONE, BY_BOUNDS):
             raise RuntimeError(f"the GPU labeling stopped with status {run.status}")
-        length_next, cost_next = backend.to_host(bd.length_next), backend.to_host(bd.cost_next)
+        length_next, cost_next = (backend.to_host(a, out=o) for a, o in
+                                  zip((bd.length_next, bd.cost_next), self.next_host))
         refs = self._references(source, target, budget, ctl, length_next, cost_next)
         base = q.base(source, target, budget, least, int(ctl[AT["src_lb_l"]]), refs)
         stats = self._stats(run, first)
@@ -83,12 +82,55 @@ class GpuSearch:
         result.lagrangian = lagrangian_summary(bound, int(first.stats["created"]) if first else 0)
         return result
 
-    def _lagrangian(self, source: int, target: int, budget: int, lift):
+    def _labeling(self, source: int, target: int, goal: int, budget: int, pareto: bool):
+        """The labeling run (and the first one, when a hard query started over with the
+        Lagrangian bound) and that bound."""
+        q, bd = self.query, self.bounds
+        exact = tuple(self._lift(a, k) for k, a in
+                      enumerate((bd.lb_l, bd.lb_c, bd.cost_along, bd.length_along)))
+        prune = exact if q.use_bounds else (self.zeros, self.zeros, self.infs, self.infs)
+        flags = PARETO if pareto else (COMPLETE if q.use_bounds else 0)
+        policy = q.lagrangian_policy(pareto)
+        bound = self._lagrangian(source, target, budget) if policy == "always" else None
+        limit = q.lagrangian_after if policy == "auto" else None
+        run = self.labeling.solve(source, goal, budget, prune, exact, flags, bound, limit)
+        first = None
+        if run.status == OUT_OF_LABELS and policy == "auto" and limit < self.labeling.capacity:
+            first = run                      # a hard query: start over with the bound too
+            bound = self._lagrangian(source, target, budget)
+            run = self.labeling.solve(source, goal, budget, prune, exact, flags, bound)
+            later = run.history.copy()       # the history goes on from the first run's
+            later[:, GPU_HISTORY.index("iteration")] += len(first.history)
+            run.history = np.concatenate([first.history, later])
+        return run, first, bound
+
+    def _down_set(self, target: int):
+        """On a hierarchy: marks in ``down_mask`` the down copies that reach the target
+        and returns them (the caller clears them after the run); else None."""
+        lg = self.query.layered
+        if lg is None:
+            return None
+        down = self.query.backend.xp.asarray(lg.down_set(target))
+        self.down_mask[down] = 1
+        return down
+
+    def _lift(self, values, slot: int):
+        """A per-node array of the graph for the searched graph's nodes (itself
+        without a hierarchy), in lifted[slot]."""
+        if self.query.layered is None:
+            return values
+        n = self.query.graph.num_nodes
+        self.query.backend.launch("csp", "csp_lift", (values, self.down_mask, np.int32(n),
+                                                      self.lifted[slot]),
+                                  grid=min(1024, (2 * n + 255) // 256), block=256)
+        return self.lifted[slot]
+
+    def _lagrangian(self, source: int, target: int, budget: int):
         """LARAC on the device from the two paths of the bounds (None when the bounds
         settle the query, or a tree path hides behind a zero-weight loop), its ``d``
-        for the searched graph's nodes (``lift``)."""
+        for the searched graph's nodes."""
         bound = self._larac(source, target, budget)
-        return bound and dataclasses.replace(bound, d=lift(bound.d))
+        return bound and dataclasses.replace(bound, d=self._lift(bound.d, 4))
 
     def _larac(self, source: int, target: int, budget: int):
         bd, backend = self.bounds, self.query.backend

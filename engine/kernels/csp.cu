@@ -405,12 +405,12 @@ struct Next {
 // labels that are near too, whichever lanes made them: a run of near labels costs one
 // pass, not one iteration each. A warp dealt `per` > 1 labels goes on with as many; one
 // dealt a single label with up to 32 (a small pass then runs far down a corridor
-// towards the target), but only after a hop whose arcs fit its 32 lanes (one round):
-// unbounded, wide runs made the slowest warp slower while the others waited at the
-// barrier (2 M Q3 422 -> 472 ms). Every lane of the warp calls it (x < 0: none).
+// towards the target), but only after a hop of at most run_arcs arcs (32 on a road
+// graph: one round): unbounded, wide runs made the slowest warp slower while the others
+// waited at the barrier (2 M Q3 422 -> 472 ms). A hierarchy's core nodes have more. Every lane of the warp calls it (x < 0: none).
 __device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, const Lists& S,
                        const Table& T, const Out& o, const Next& nx, i64* ctl, int target,
-                       i64 budget, int flags, int chain, int per, int* st) {
+                       i64 budget, int flags, int chain, int run_arcs, int per, int* st) {
     const unsigned FULL = 0xffffffffu;
     const int width = per == 1 ? 32 : per;
     int lane = threadIdx.x & 31;
@@ -440,7 +440,7 @@ __device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, 
         int total = __shfl_sync(FULL, incl, 31);
         if (lane == 0) *nx.count = 0;
         __syncwarp();
-        bool more = hop < chain && (per > 1 || total <= 32);
+        bool more = hop < chain && (per > 1 || total <= run_arcs);
         for (int base = 0; base < total; base += 32) {
             int j = base + lane;
             int owner = 0;                                 // the lane whose arc j is
@@ -664,7 +664,7 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
         i64* slot_c, int* chunk_next,
         int pool_capacity, int* near0, int* near1, int* far0, int* far1, i64* ctl, int* hist,
         double* ratios, i64* history, int history_rows, int target, i64 budget, int flags,
-        i64 k_min, i64 k_max, double mean_len, int chain, int max_iterations) {
+        i64 k_min, i64 k_max, double mean_len, int chain, int run_arcs, int max_iterations) {
     cg::grid_group grid = cg::this_grid();
     __shared__ int t_node[HS];
     __shared__ i64 t_l[HS], t_c[HS];
@@ -716,7 +716,7 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
                 i64 i = start + mine;
                 bool take = lane < per && i < n;
                 expand(take ? ld(in + i) : -1, G, B, L, S, T, o, nx, ctl, target, budget,
-                       flags, chain, (int)per, st);            // every lane: warp-wide
+                       flags, chain, run_arcs, (int)per, st);            // every lane: warp-wide
                 __syncthreads();
                 if (t_used > HS / 2) {                          // nearly full: dump it
                     __syncthreads();
@@ -778,4 +778,16 @@ extern "C" __global__ void csp_parallelism_check(const double* series, int t, co
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     out[0] = ar_forecast(series, t);
     out[1] = (double)next_k(p[0], p[1], (i64)p[2], (i64)p[3], p[4], (i64)p[5], (i64)p[6]);
+}
+
+// A per-node array of the graph for the nodes of a bi-criteria hierarchy's layered
+// graph (engine/csp/layered.py): node i < n is the graph's node i, node n + v its down
+// copy, which keeps v's value only when it can reach the target (down[v]), else INF.
+extern "C" __global__ void csp_lift(const i64* __restrict__ values,
+                                    const unsigned char* __restrict__ down, int n,
+                                    i64* __restrict__ out) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < 2 * n; i += gridDim.x * blockDim.x) {
+        int v = i < n ? i : i - n;
+        out[i] = (i < n || down[v]) ? values[v] : INF64;
+    }
 }

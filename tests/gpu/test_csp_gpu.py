@@ -325,6 +325,9 @@ def test_rome99_and_50k_on_the_hierarchy(gpu):
             expected = reference_csp_compiled(g.first_out, g.head, L, C, s, t, budget)[0]
             check_answer(g, q.solve(s, t, budget), s, t, budget, expected, length, "synthetic")
             assert q.solve(s, t, budget, pareto=True).pareto[0].length == expected
+            with pytest.raises(NoPathWithinBudget):
+                q.solve(s, t, q.solve(s, t, 10**12).least_cost - 1)
+    assert int(q.gpu.down_mask.sum()) == 0          # each query clears its target's marks
     g = generate_road_network(50_000, seed=3)
     sets = build_query_sets(g, "distance", "travel_time", seed=2)
     L, C = (np.asarray(g.metrics[m], np.int64) for m in ("distance", "travel_time"))

@@ -294,7 +294,8 @@ def bench_csp() -> tuple[list[str], list[list[str]]]:
     hierarchy, row = _hierarchy(g, label)
     rows, disagreed = _graph_rows(label, g, stored_query_sets(g, NY_SETS),
                                   _variants(g, backend, hierarchy=hierarchy))
-    return _closing([row] + rows, disagreed, started,rows, disagreed, started, "NY Q3 ≤ 5 ms (GPU), ≤ 100 ms (CPU twin, 2 cores)")
+    return _closing([row] + rows, disagreed, started,
+                    "NY Q3 ≤ 5 ms (GPU), ≤ 100 ms (CPU twin, 2 cores)")
 
 
 def bench_csp_big() -> tuple[list[str], list[list[str]]]:

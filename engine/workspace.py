@@ -19,7 +19,7 @@ class Workspace:
         self.backend = backend or backends.current()
         self.hierarchy = None            # engine.ch.Hierarchy, attached to ``graph``
         self._routers: dict = {}         # (metric name, metric hash, hierarchy id) -> Router
-        self._csp: dict = {}             # (minimize, budget metric, bounds) -> CspQuery
+        self._csp: dict = {}             # CspQuery by its options; bi-criteria hierarchies
         self._trees: dict = {}           # (metric name, metric hash) -> TreeQuery
         self._phast = None               # PhastQuery on ``hierarchy``
         self._warm: set = set()          # keys of work already run once
@@ -136,14 +136,17 @@ class Workspace:
         return self._crp_query
 
     def csp_query(self, minimize: str, budget_metric: str, bounds: bool = True,
-                  lagrangian: str = "auto"):
+                  lagrangian: str = "auto", hierarchy: bool = False):
         """The cost-budgeted path query for (length, cost) metrics, compiled and warmed
-        up once (a first query's time never includes compilation)."""
-        key = (minimize, budget_metric, bounds, lagrangian)
+        up once (a first query's time never includes compilation); with ``hierarchy``
+        on the bi-criteria hierarchy of the two metrics, built once."""
+        key = (minimize, budget_metric, bounds, lagrangian, hierarchy)
         if key not in self._csp:
             from engine.csp import CspQuery
             query = CspQuery(self.graph, minimize, budget_metric, bounds=bounds,
-                             backend=self.backend, lagrangian=lagrangian)
+                             backend=self.backend, lagrangian=lagrangian,
+                             hierarchy=self.csp_hierarchy(minimize, budget_metric)
+                             if hierarchy else None)
             if self.graph.num_arcs:
                 a = 0
                 try:
@@ -151,6 +154,20 @@ class Workspace:
                 except Unreachable:
                     pass
             self._csp[key] = query
+        return self._csp[key]
+
+    def csp_hierarchy(self, minimize: str, budget_metric: str):
+        """The bi-criteria hierarchy of two metrics (engine.csp.pareto_hierarchy),
+        built the first time it is asked for."""
+        key = ("hierarchy", minimize, budget_metric)
+        if key not in self._csp:
+            from engine.csp.pareto_hierarchy import build_pareto_hierarchy
+            for name in (minimize, budget_metric):
+                if name not in self.graph.metrics:
+                    raise ValueError(f"the graph has no metric {name!r} (it has "
+                                     f"{', '.join(self.graph.metric_names)})")
+            self._csp[key] = build_pareto_hierarchy(self.graph, self.graph.metrics[minimize],
+                                                    self.graph.metrics[budget_metric])
         return self._csp[key]
 
     def warm_once(self, key, fn) -> None:

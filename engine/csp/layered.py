@@ -24,6 +24,7 @@ import numpy as np
 
 from engine.csp.pareto_contract import csr
 from engine.csp.pareto_hierarchy import ParetoHierarchy
+from engine.csp.pareto_witness import grow
 
 INF = np.iinfo(np.int64).max
 
@@ -44,9 +45,7 @@ def _down_set(target, down_first, down_rows, down_tail, core, seen):
                 continue
             seen[y] = True
             if count == out.size:
-                grown = np.empty(2 * out.size, np.int64)
-                grown[:count] = out[:count]
-                out = grown
+                out = grow(out, count + 1)
             out[count] = y
             count += 1
     return out[:count]

@@ -22,6 +22,7 @@ import numba
 import numpy as np
 
 from engine.csp import pareto_contract as pc
+from engine.csp.pareto_witness import grow
 
 CORE_FRACTION = 0.01       # contraction stops when this share of the nodes remains ...
 CORE_DEGREE = 16           # ... or when the remaining nodes have this many arcs each
@@ -68,16 +69,12 @@ def _unpack(harcs, child, m):
             a = stack[top]
             if a < m:
                 if count == out.size:
-                    grown = np.empty(2 * out.size, np.int32)
-                    grown[:count] = out[:count]
-                    out = grown
+                    out = grow(out, count + 1)
                 out[count] = a
                 count += 1
                 continue
             if top + 2 > stack.size:
-                grown64 = np.empty(2 * stack.size, np.int64)
-                grown64[:top] = stack[:top]
-                stack = grown64
+                stack = grow(stack, top + 2)
             stack[top], stack[top + 1] = child[a, 1], child[a, 0]
             top += 2
     return out[:count]

@@ -23,7 +23,8 @@ INF = np.iinfo(np.int64).max
 
 
 @numba.njit(cache=True)
-def _grow(a, n):
+def grow(a, n):
+    """``a`` copied into an array of at least n and twice its size (Numba)."""
     b = np.empty(max(2 * a.size, n), a.dtype)
     b[:a.size] = a
     return b
@@ -60,8 +61,8 @@ def _candidates(x, u, first_in_u, in_rows, out_rows, r_tail, r_head, r_l, r_c,
                     kept += 1
             k = kept
             if k == cw.size:
-                cw, cl, cc, ca, cb = _grow(cw, k + 1), _grow(cl, k + 1), _grow(cc, k + 1), \
-                    _grow(ca, k + 1), _grow(cb, k + 1)
+                cw, cl, cc, ca, cb = grow(cw, k + 1), grow(cl, k + 1), grow(cc, k + 1), \
+                    grow(ca, k + 1), grow(cb, k + 1)
             cw[k], cl[k], cc[k], ca[k], cb[k] = w, length, cost, a, b
             k += 1
     return k, cw, cl, cc, ca, cb
@@ -95,7 +96,7 @@ def _witness(u, x, k, cw, cl, cc, alive, out_first, out_rows, r_head, r_l, r_c, 
             continue
         if settled_cost[v] == INF:
             if ntouched == touched.size:
-                touched = _grow(touched, ntouched + 1)
+                touched = grow(touched, ntouched + 1)
             touched[ntouched] = v
             ntouched += 1
         settled_cost[v] = cv
@@ -113,10 +114,10 @@ def _witness(u, x, k, cw, cl, cc, alive, out_first, out_rows, r_head, r_l, r_c, 
             if nl > max_l or nc > max_c or nc >= settled_cost[y]:
                 continue
             if labels == lab_node.size:
-                lab_node, lab_l, lab_c = _grow(lab_node, labels + 1), _grow(lab_l, labels + 1), \
-                    _grow(lab_c, labels + 1)
+                lab_node, lab_l, lab_c = grow(lab_node, labels + 1), grow(lab_l, labels + 1), \
+                    grow(lab_c, labels + 1)
             if size == key.size:
-                key, item = _grow(key, size + 1), _grow(item, size + 1)
+                key, item = grow(key, size + 1), grow(item, size + 1)
             lab_node[labels], lab_l[labels], lab_c[labels] = y, nl, nc
             size = heap_push(key, item, size, nl, labels)
             labels += 1

@@ -164,16 +164,22 @@ def test_label_memory_limit_is_an_error_not_an_answer(gen):
     pytest.skip("no query needed labeling")
 
 
-def test_cli_csp(tmp_path):
-    g = generate_road_network(2_000, seed=7)
+def cli_case(tmp_path):
+    """A saved 2,000-node graph: its CspQuery, the csp arguments from node 3 to 1500,
+    the answer without a budget, and a budget halfway between the least cost and the
+    shortest path's."""
     from engine.io.cache import save_cache
+    g = generate_road_network(2_000, seed=7)
     path = tmp_path / "g.rlg"
     save_cache(g, path)
     q = CspQuery(g)
     top = q.solve(3, 1500, 10**12)
-    budget = (top.least_cost + top.shortest_cost) // 2
-    ids = g.node_id
-    args = ["csp", str(path), "--from", str(ids[3]), "--to", str(ids[1500])]
+    args = ["csp", str(path), "--from", str(g.node_id[3]), "--to", str(g.node_id[1500])]
+    return q, args, top, (top.least_cost + top.shortest_cost) // 2
+
+
+def test_cli_csp(tmp_path):
+    q, args, top, budget = cli_case(tmp_path)
     r = json.loads(cli(*args, "--budget", str(budget), "--pareto", "--json").stdout)
     expected = q.solve(3, 1500, budget)
     assert r["length"] == expected.length and r["cost"] <= budget and r["pareto"][0][0] == expected.length

@@ -119,16 +119,9 @@ def test_rome99_query_sets_equal_the_reference():
 
 def test_cli_on_the_hierarchy(tmp_path):
     import json
-    from engine.io.cache import save_cache
-    from tests.engine.test_csp import cli
-    g = generate_road_network(2_000, seed=7)
-    path = tmp_path / "g.rlg"
-    save_cache(g, path)
-    q = CspQuery(g)
-    top = q.solve(3, 1500, 10**12)
-    budget = (top.least_cost + top.shortest_cost) // 2
-    args = ["csp", str(path), "--from", str(g.node_id[3]), "--to", str(g.node_id[1500]),
-            "--budget", str(budget), "--hierarchy"]
+    from tests.engine.test_csp import cli, cli_case
+    q, args, _, budget = cli_case(tmp_path)
+    args += ["--budget", str(budget), "--hierarchy"]
     r = json.loads(cli(*args, "--pareto", "--json").stdout)
     expected = q.solve(3, 1500, budget, pareto=True)
     assert r["length"] == expected.length and r["cost"] <= budget

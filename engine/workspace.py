@@ -162,10 +162,8 @@ class Workspace:
         key = ("hierarchy", minimize, budget_metric)
         if key not in self._csp:
             from engine.csp.pareto_hierarchy import build_pareto_hierarchy
-            for name in (minimize, budget_metric):
-                if name not in self.graph.metrics:
-                    raise ValueError(f"the graph has no metric {name!r} (it has "
-                                     f"{', '.join(self.graph.metric_names)})")
+            from engine.csp.query import require_metrics
+            require_metrics(self.graph, minimize, budget_metric)
             self._csp[key] = build_pareto_hierarchy(self.graph, self.graph.metrics[minimize],
                                                     self.graph.metrics[budget_metric])
         return self._csp[key]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from engine.crp.local_search import grow
 from engine.routing.bidirectional import heap_pop, heap_push
 
 INF = np.iinfo(np.int64).max
@@ -180,9 +181,7 @@ def _tree_path(head, next_arc, source, target):
         if a < 0 or k > next_arc.size:
             return np.full(1, -1, np.int32)
         if k == out.size:
-            grown = np.empty(2 * k, np.int32)
-            grown[:k] = out
-            out = grown
+            out = grow(out, k + 1)
         out[k] = a
         k += 1
         v = head[a]

@@ -27,6 +27,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from engine.crp.local_search import grow
+
 INF = np.iinfo(np.int64).max
 STATS = ("created", "settled", "pruned_cost_bound", "pruned_length_bound", "pruned_dominated",
          "pruned_lagrangian")   # the last: of pruned_length_bound, those by the Lagrangian bound
@@ -80,16 +82,9 @@ def _pop(heap, size, pk, pc):
 
 
 @numba.njit(cache=True)
-def _grow(a, n):
-    b = np.empty(max(2 * a.size, n), dtype=a.dtype)
-    b[:a.size] = a
-    return b
-
-
-@numba.njit(cache=True)
 def _grow_all(k, node, lab_l, lab_c, parent, arc, pk, heap):
-    return (_grow(node, k), _grow(lab_l, k), _grow(lab_c, k), _grow(parent, k), _grow(arc, k),
-            _grow(pk, k), _grow(heap, k))
+    return (grow(node, k), grow(lab_l, k), grow(lab_c, k), grow(parent, k), grow(arc, k),
+            grow(pk, k), grow(heap, k))
 
 
 @numba.njit(cache=True)
@@ -150,7 +145,7 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
             break
         if v == target:
             if nfound == found.size:
-                found = _grow(found, nfound + 1)
+                found = grow(found, nfound + 1)
             found[nfound] = x
             nfound += 1
             completion = 0

@@ -24,7 +24,7 @@ import numpy as np
 
 from engine.csp.pareto_contract import csr
 from engine.csp.pareto_hierarchy import ParetoHierarchy
-from engine.csp.pareto_witness import grow
+from engine.crp.local_search import grow
 
 INF = np.iinfo(np.int64).max
 
@@ -93,8 +93,8 @@ class LayeredGraph:
         length = np.where(zero, 0, h.arc_length[real])
         cost = np.where(zero, 0, h.arc_cost[real])
         down_first, down_rows = csr(w[down], n)
-        return cls(h, 2 * n, first.astype(np.int32), heads.astype(np.int32), length.astype(np.int64),
-                   cost.astype(np.int64), harc, down_first, down_rows, t[down])
+        return cls(h, 2 * n, first.astype(np.int32), heads.astype(np.int32), length, cost, harc,
+                   down_first, down_rows, t[down])
 
     def target(self, t: int) -> int:
         """The node the labeling ends at for the graph's node t."""

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from engine.csp import pareto_contract as pc
-from engine.csp.pareto_witness import grow
+from engine.crp.local_search import grow
 
 CORE_FRACTION = 0.01       # contraction stops when this share of the nodes remains ...
 CORE_DEGREE = 16           # ... or when the remaining nodes have this many arcs each
@@ -80,78 +80,98 @@ def _unpack(harcs, child, m):
     return out[:count]
 
 
-def _initial_rows(graph, length: np.ndarray, cost: np.ndarray):
+def _pareto_filtered(rows: list, n: int, check: np.ndarray) -> list:
+    """The rows (tail, head, length, cost, id) without those another row of the same
+    (tail, head) dominates; only tails with ``check`` set are looked at."""
+    first, by_tail = pc.csr(rows[0], n)
+    keep = pc.pareto_rows(first, by_tail, rows[1], rows[2], rows[3], check)
+    return [r[keep] for r in rows]
+
+
+def _initial_rows(graph, length: np.ndarray, cost: np.ndarray) -> list:
     """The graph's arcs without loops, Pareto-filtered per (tail, head)."""
     tail, head = np.asarray(graph.tail, np.int64), np.asarray(graph.head, np.int64)
     ids = np.flatnonzero(tail != head)
-    order = np.lexsort((cost[ids], length[ids], head[ids], tail[ids]))
-    ids = ids[order]
-    rows = [tail[ids], head[ids], length[ids].astype(np.int64), cost[ids].astype(np.int64), ids]
-    first, by_tail = pc.csr(rows[0], graph.num_nodes)
-    keep = pc.pareto_rows(first, by_tail, rows[1], rows[2], rows[3],
-                          np.ones(graph.num_nodes, np.bool_))
-    return [r[keep] for r in rows]
+    ids = ids[np.lexsort((cost[ids], length[ids], head[ids], tail[ids]))]
+    rows = [tail[ids], head[ids], length[ids], cost[ids], ids]
+    return _pareto_filtered(rows, graph.num_nodes, np.ones(graph.num_nodes, np.bool_))
+
+
+class _ArcTable:
+    """Every hierarchy arc: the graph's, then each round's shortcuts."""
+
+    def __init__(self, graph, length: np.ndarray, cost: np.ndarray) -> None:
+        m = graph.num_arcs
+        self.tail, self.head = [graph.tail.astype(np.int32)], [graph.head.astype(np.int32)]
+        self.length, self.cost = [length], [cost]
+        self.child = [np.full((m, 2), -1, np.int64)]
+        self.size = m
+
+    def add(self, new: np.ndarray, row_id: np.ndarray) -> np.ndarray:
+        """Appends the shortcuts ``new`` (rows of pc.contract_batch, whose halves are
+        remaining-graph rows with hierarchy ids ``row_id``); their ids."""
+        ids = np.arange(self.size, self.size + len(new), dtype=np.int64)
+        self.size += len(new)
+        self.tail.append(new[:, 0].astype(np.int32))
+        self.head.append(new[:, 1].astype(np.int32))
+        self.length.append(new[:, 2])
+        self.cost.append(new[:, 3])
+        self.child.append(np.stack([row_id[new[:, 4]], row_id[new[:, 5]]], axis=1))
+        return ids
+
+
+def _contract_round(rows: list, batch: np.ndarray, blocked: np.ndarray, index: tuple,
+                    table: _ArcTable, settle_limit: int, settled: np.ndarray):
+    """Contracts ``batch`` (marked in ``blocked``): the remaining graph's rows after it
+    and the batch's neighbours."""
+    n = blocked.size
+    tail, head = rows[0], rows[1]
+    new = pc.contract_batch(batch, blocked, *index, tail, head, rows[2], rows[3], settle_limit,
+                            settled)
+    touches = blocked[tail] | blocked[head]
+    neighbours = np.unique(np.concatenate([head[blocked[tail]], tail[blocked[head]]]))
+    ids = table.add(new, rows[4])
+    stay = ~touches
+    rows = [np.concatenate([r[stay], x]) for r, x in zip(rows, (*new[:, :4].T, ids))]
+    check = np.zeros(n, np.bool_)
+    check[new[:, 0]] = True
+    return _pareto_filtered(rows, n, check), neighbours
 
 
 def build_pareto_hierarchy(graph, length: np.ndarray, cost: np.ndarray,
                            core_fraction: float = CORE_FRACTION,
-                           core_degree: float = CORE_DEGREE, settle_limit: int = SETTLE_LIMIT, progress=None) -> ParetoHierarchy:
+                           core_degree: float = CORE_DEGREE, settle_limit: int = SETTLE_LIMIT,
+                           progress=None) -> ParetoHierarchy:
     """Contracts ``graph`` under the two weights (non-negative integers) down to a core
-    of about ``core_fraction`` of its nodes. ``progress(done, total)`` is called after
-    each round."""
+    of about ``core_fraction`` of its nodes (or until the remaining nodes have
+    ``core_degree`` arcs each). ``progress(done, total)`` is called after each round."""
     t0 = time.perf_counter()
-    n, m = graph.num_nodes, graph.num_arcs
+    n = graph.num_nodes
     length, cost = np.asarray(length, np.int64), np.asarray(cost, np.int64)
-    tail, head, r_l, r_c, r_id = _initial_rows(graph, length, cost)
-    h_tail, h_head, h_l, h_c = [graph.tail.astype(np.int32)], [graph.head.astype(np.int32)], \
-        [length], [cost]
-    h_child = [np.full((m, 2), -1, np.int64)]
-    next_id = m
+    rows = _initial_rows(graph, length, cost)          # the remaining graph
+    table = _ArcTable(graph, length, cost)
     level = np.full(n, -1, np.int32)
-    deleted = np.zeros(n, np.int64)
-    prio = np.zeros(n, np.int64)
-    settled = pc.scratch(n)
-    blocked = np.zeros(n, np.bool_)
+    deleted, prio = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    settled, blocked = pc.scratch(n), np.zeros(n, np.bool_)
     final = []
     target = max(1, int(core_fraction * n))
-    remaining = np.arange(n, dtype=np.int64)
-    dirty = remaining
+    remaining = dirty = np.arange(n, dtype=np.int64)
     rounds = 0
-    while remaining.size > target and tail.size <= core_degree * remaining.size:
-        out_first, out_rows = pc.csr(tail, n)
-        in_first, in_rows = pc.csr(head, n)
-        pc.priorities(dirty, prio, deleted, out_first, out_rows, in_first, in_rows, tail, head,
-                      r_l, r_c, settle_limit, settled)
-        batch = pc.independent_set(remaining, prio, out_first, out_rows, in_first, in_rows,
-                                   tail, head)
+    while remaining.size > target and rows[0].size <= core_degree * remaining.size:
+        index = (*pc.csr(rows[0], n), *pc.csr(rows[1], n))   # out and in CSR
+        pc.priorities(dirty, prio, deleted, *index, *rows[:4], settle_limit, settled)
+        batch = pc.independent_set(remaining, prio, *index, rows[0], rows[1])
         if batch.size > remaining.size - target:          # just down to the core's size
             batch = batch[np.argsort(prio[batch], kind="stable")[:remaining.size - target]]
         if batch.size == 0:
             break
         blocked[batch] = True
-        new = pc.contract_batch(batch, blocked, out_first, out_rows, in_first, in_rows, tail, head,
-                                r_l, r_c, settle_limit, settled)
-        touches = blocked[tail] | blocked[head]
-        final.append(r_id[touches])                       # the batch's arcs, frozen now
-        neighbours = np.unique(np.concatenate([head[blocked[tail]], tail[blocked[head]]]))
+        frozen = rows[4][blocked[rows[0]] | blocked[rows[1]]]   # the batch's arcs
+        rows, neighbours = _contract_round(rows, batch, blocked, index, table, settle_limit,
+                                           settled)
+        final.append(frozen)
         np.add.at(deleted, neighbours, 1)
         level[batch] = rounds
-        ids = np.arange(next_id, next_id + len(new), dtype=np.int64)
-        next_id += len(new)
-        h_tail.append(new[:, 0].astype(np.int32))
-        h_head.append(new[:, 1].astype(np.int32))
-        h_l.append(new[:, 2])
-        h_c.append(new[:, 3])
-        h_child.append(np.stack([r_id[new[:, 4]], r_id[new[:, 5]]], axis=1))
-        stay = ~touches
-        tail, head = np.concatenate([tail[stay], new[:, 0]]), np.concatenate([head[stay], new[:, 1]])
-        r_l, r_c = np.concatenate([r_l[stay], new[:, 2]]), np.concatenate([r_c[stay], new[:, 3]])
-        r_id = np.concatenate([r_id[stay], ids])
-        check = np.zeros(n, np.bool_)
-        check[new[:, 0]] = True
-        first, by_tail = pc.csr(tail, n)
-        keep = pc.pareto_rows(first, by_tail, head, r_l, r_c, check)
-        tail, head, r_l, r_c, r_id = tail[keep], head[keep], r_l[keep], r_c[keep], r_id[keep]
         blocked[batch] = False
         remaining = remaining[level[remaining] < 0]
         dirty = neighbours[level[neighbours] < 0]
@@ -159,11 +179,12 @@ def build_pareto_hierarchy(graph, length: np.ndarray, cost: np.ndarray,
         if progress is not None:
             progress(n - remaining.size, n - target)
     level[remaining] = rounds
-    final.append(r_id)
+    final.append(rows[4])
     return ParetoHierarchy(
-        num_nodes=n, num_levels=rounds, level=level, arc_tail=np.concatenate(h_tail),
-        arc_head=np.concatenate(h_head), arc_length=np.concatenate(h_l),
-        arc_cost=np.concatenate(h_c), arc_child=np.concatenate(h_child),
-        arcs=np.sort(np.concatenate(final)), num_original_arcs=m,
-        params={"core_fraction": core_fraction, "core_degree": core_degree, "settle_limit": settle_limit},
+        num_nodes=n, num_levels=rounds, level=level, arc_tail=np.concatenate(table.tail),
+        arc_head=np.concatenate(table.head), arc_length=np.concatenate(table.length),
+        arc_cost=np.concatenate(table.cost), arc_child=np.concatenate(table.child),
+        arcs=np.sort(np.concatenate(final)), num_original_arcs=graph.num_arcs,
+        params={"core_fraction": core_fraction, "core_degree": core_degree,
+                "settle_limit": settle_limit},
         build_ms=(time.perf_counter() - t0) * 1000)

@@ -17,17 +17,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from engine.crp.local_search import grow
 from engine.routing.bidirectional import heap_pop, heap_push
 
 INF = np.iinfo(np.int64).max
-
-
-@numba.njit(cache=True)
-def grow(a, n):
-    """``a`` copied into an array of at least n and twice its size (Numba)."""
-    b = np.empty(max(2 * a.size, n), a.dtype)
-    b[:a.size] = a
-    return b
 
 
 @numba.njit(cache=True)

@@ -81,6 +81,14 @@ class CspResult:
     backend: str = "cpu"
 
 
+def require_metrics(graph, *names: str) -> None:
+    """A clear error for a metric the graph does not have."""
+    for name in names:
+        if name not in graph.metrics:
+            raise ValueError(f"the graph has no metric {name!r} (it has "
+                             f"{', '.join(graph.metric_names)})")
+
+
 class CspQuery:
     label = "label-setting with bounds"
 
@@ -88,10 +96,7 @@ class CspQuery:
                  bounds: bool = True, max_labels: int = MAX_LABELS, backend=None,
                  lagrangian: str = "auto", lagrangian_after: int | None = None,
                  hierarchy: ParetoHierarchy | None = None, **gpu_options) -> None:
-        for name in (minimize, budget_metric):
-            if name not in graph.metrics:
-                raise ValueError(f"the graph has no metric {name!r} (it has "
-                                 f"{', '.join(graph.metric_names)})")
+        require_metrics(graph, minimize, budget_metric)
         self.graph, self.minimize, self.budget_metric = graph, minimize, budget_metric
         self.length = np.ascontiguousarray(graph.metrics[minimize], dtype=np.int64)
         self.cost = np.ascontiguousarray(graph.metrics[budget_metric], dtype=np.int64)
@@ -159,7 +164,7 @@ class CspQuery:
         lb_l, lb_c = (b.length, b.cost) if self.use_bounds else \
             (np.zeros_like(b.length), np.zeros_like(b.cost))      # Vine: no bounds at all
         graph, lift = self.search_graph(t)
-        goal = t if self.layered is None else self.layered.target(t)
+        goal = self.search_target(t)
         per_node = [lift(a) for a in (lb_l, lb_c, b.cost_along, b.length_along)]
         policy = self.lagrangian_policy(pareto)
         bound = self.lagrangian_bound(b, s, t, budget) if policy == "always" else None
@@ -207,6 +212,10 @@ class CspQuery:
             return (g.first_out, g.head, self.length, self.cost), lambda a: a
         down = lg.down_set(target)
         return (lg.first_out, lg.head, lg.length, lg.cost), lambda a: lg.node_values(a, down)
+
+    def search_target(self, target: int) -> int:
+        """The node the labeling ends at for the graph's node ``target``."""
+        return target if self.layered is None else self.layered.target(target)
 
     def label_path(self, arcs: np.ndarray, node: int, tail_tree, target: int) -> np.ndarray:
         """The graph's arcs of a label's path (``arcs`` in the searched graph, ending at

@@ -40,7 +40,7 @@ class GpuSearch:
         # the bounds for the layered graph's nodes (4, and the Lagrangian d), and which
         # down copies reach this query's target (engine.csp.layered)
         self.lifted = [xp.empty(2 * g.num_nodes, np.int64) for _ in range(5)] if lg else []
-        self.down_mask = xp.zeros(g.num_nodes, np.uint8)
+        self.down_mask = xp.zeros(g.num_nodes, np.uint8) if lg else None
         self.next_host = [backend.host_empty(g.num_nodes, np.int32) for _ in range(2)]
         self.preparation_ms = self.bounds.preparation_ms
 
@@ -50,7 +50,7 @@ class GpuSearch:
         start = backend.mark()
         bd.run(target)
         bounds_done = backend.mark()
-        goal = target if q.layered is None else q.layered.target(target)
+        goal = q.search_target(target)
         down = self._down_set(target)
         try:
             run, first, bound = self._labeling(source, target, goal, budget, pareto)

@@ -407,7 +407,9 @@ struct Next {
 // dealt a single label with up to 32 (a small pass then runs far down a corridor
 // towards the target), but only after a hop of at most run_arcs arcs (32 on a road
 // graph: one round): unbounded, wide runs made the slowest warp slower while the others
-// waited at the barrier (2 M Q3 422 -> 472 ms). A hierarchy's core nodes have more. Every lane of the warp calls it (x < 0: none).
+// waited at the barrier (2 M Q3 422 -> 472 ms). A hierarchy's core nodes have more
+// arcs, so runs there may go wider (engine/csp/search_gpu.py). Every lane of the warp
+// calls it (x < 0: none).
 __device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, const Lists& S,
                        const Table& T, const Out& o, const Next& nx, i64* ctl, int target,
                        i64 budget, int flags, int chain, int run_arcs, int per, int* st) {
@@ -716,7 +718,7 @@ extern "C" __global__ void __launch_bounds__(512) csp_labeling(
                 i64 i = start + mine;
                 bool take = lane < per && i < n;
                 expand(take ? ld(in + i) : -1, G, B, L, S, T, o, nx, ctl, target, budget,
-                       flags, chain, run_arcs, (int)per, st);            // every lane: warp-wide
+                       flags, chain, run_arcs, (int)per, st);   // every lane: warp-wide
                 __syncthreads();
                 if (t_used > HS / 2) {                          // nearly full: dump it
                     __syncthreads();

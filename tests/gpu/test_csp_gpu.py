@@ -15,6 +15,7 @@ from engine.generate import generate_road_network
 from engine.paths import Unreachable
 from tests.conftest import ROME, need
 from tests.engine.test_csp import brute_force_cases, check_edge_cases, pareto_of, small_graph
+from tests.engine.test_csp_hierarchy import hierarchy_of
 
 pytestmark = pytest.mark.gpu
 
@@ -295,15 +296,10 @@ def test_a_hard_query_starts_over_with_the_bound(gpu):
 
 
 # ------------------------------------------------ on the bi-criteria hierarchy
-def _hierarchy(g, length="distance", cost="travel_time", **options):
-    from engine.csp.pareto_hierarchy import build_pareto_hierarchy
-    return build_pareto_hierarchy(g, g.metrics[length], g.metrics[cost], **options)
-
-
 @pytest.mark.parametrize("seed", range(40))
 def test_small_graphs_on_the_hierarchy_equal_brute_force(gpu, seed):
     g = small_graph(seed)
-    h = _hierarchy(g, core_fraction=0.0)
+    h = hierarchy_of(g, core_fraction=0.0)
     variants = [CspQuery(g, backend=gpu, hierarchy=h),
                 CspQuery(g, backend=gpu, hierarchy=h, lagrangian="always")]
     for s, t, budget, within in brute_force_cases(g, variants[0], seed):
@@ -319,7 +315,8 @@ def test_small_graphs_on_the_hierarchy_equal_brute_force(gpu, seed):
 def test_rome99_and_50k_on_the_hierarchy(gpu):
     g, length, sets = rome99_query_sets()
     L, C = (np.asarray(g.metrics[m], np.int64) for m in (length, "synthetic"))
-    q = CspQuery(g, length, "synthetic", backend=gpu, hierarchy=_hierarchy(g, length, "synthetic"))
+    q = CspQuery(g, length, "synthetic", backend=gpu,
+                 hierarchy=hierarchy_of(g, length, "synthetic"))
     for name in ("Q1", "Q2", "Q3"):
         for s, t, budget in internal_queries(g, sets, name):
             expected = reference_csp_compiled(g.first_out, g.head, L, C, s, t, budget)[0]
@@ -331,7 +328,7 @@ def test_rome99_and_50k_on_the_hierarchy(gpu):
     g = generate_road_network(50_000, seed=3)
     sets = build_query_sets(g, "distance", "travel_time", seed=2)
     L, C = (np.asarray(g.metrics[m], np.int64) for m in ("distance", "travel_time"))
-    h = _hierarchy(g)
+    h = hierarchy_of(g)
     on_gpu, cpu = CspQuery(g, backend=gpu, hierarchy=h), CspQuery(g, backend=cpu_backend(),
                                                                   hierarchy=h)
     for name in ("Q1", "Q2", "Q3"):
@@ -347,7 +344,7 @@ def test_new_york_query_sets_on_the_hierarchy(ny, gpu):
     import json
     from pathlib import Path
     stored = json.loads((Path(__file__).parents[1] / "data" / "csp_ny_queries.json").read_text())
-    h = _hierarchy(ny)
+    h = hierarchy_of(ny)
     on_gpu, cpu = (CspQuery(ny, backend=b, hierarchy=h) for b in (gpu, cpu_backend()))
     plain = CspQuery(ny, backend=gpu)
     for name in ("Q1", "Q2", "Q3"):
@@ -356,6 +353,7 @@ def test_new_york_query_sets_on_the_hierarchy(ny, gpu):
             check_answer(ny, on_gpu.solve(s, t, budget), s, t, budget, expected)
             assert cpu.solve(s, t, budget).length == expected
             if name == "Q1":
-                a, b = on_gpu.solve(s, t, budget, pareto=True), plain.solve(s, t, budget, pareto=True)
+                a = on_gpu.solve(s, t, budget, pareto=True)
+                b = plain.solve(s, t, budget, pareto=True)
                 assert [(x.length, x.cost) for x in a.pareto] == \
                     [(x.length, x.cost) for x in b.pareto]

@@ -1,5 +1,6 @@
 """The engine thread's internal jobs: what the window asks of the engine besides the
-registered capabilities (load a graph, open or save a hierarchy, save a cache).
+registered capabilities (load a graph, open or save a hierarchy, build, open or save
+a bi-criteria hierarchy, save a cache).
 Each runs on the engine thread as ``fn(worker, job, ctx)`` (worker: the EngineWorker,
 job: its Job); no Qt here.
 """
@@ -58,6 +59,40 @@ def _save_hierarchy(worker, job, ctx: JobContext) -> str:
     return str(h.save(job.params["path"]))
 
 
+def _build_csp_hierarchy(worker, job, ctx: JobContext) -> dict:
+    """The bi-criteria hierarchy of two metrics (kept in the workspace), with progress
+    per contraction round and cancel between rounds."""
+    p = job.params
+
+    def progress(done: int, total: int) -> None:
+        ctx.cancel.check()
+        ctx.progress(done / max(total, 1), f"Contracting: {done:,} of {total:,} nodes")
+    h = worker.workspace_for(job).csp_hierarchy(p["minimize"], p["budget_metric"],
+                                                progress=progress)
+    return _csp_hierarchy_answer(h)
+
+
+def _open_csp_hierarchy(worker, job, ctx: JobContext) -> dict:
+    p = job.params
+    return _csp_hierarchy_answer(worker.workspace_for(job).load_csp_hierarchy(
+        p["path"], p["minimize"], p["budget_metric"]))
+
+
+def _save_csp_hierarchy(worker, job, ctx: JobContext) -> str:
+    from engine.csp.pareto_file import save_pareto_hierarchy
+    p = job.params
+    h = worker.workspace_for(job).csp_hierarchy(p["minimize"], p["budget_metric"], build=False)
+    if h is None:
+        raise RuntimeError("there is no bi-criteria hierarchy of these metrics to save: build "
+                           "one first")
+    return str(save_pareto_hierarchy(h, p["path"]))
+
+
+def _csp_hierarchy_answer(h) -> dict:
+    """What the window keeps of a bi-criteria hierarchy (the arrays stay in the engine)."""
+    return {"metrics": tuple(h.metrics), "summary": h.summary()}
+
+
 def _save_cache(worker, job, ctx: JobContext) -> str:
     from engine.io.cache import save_cache
     return str(save_cache(worker.workspace_for(job).graph, job.params["path"]) or job.params["path"])
@@ -71,7 +106,9 @@ def _export(worker, job, ctx: JobContext) -> str:
 
 INTERNAL_JOBS: dict[str, Callable] = {"load": _load, "open_hierarchy": _open_hierarchy,
                                       "save_hierarchy": _save_hierarchy, "save_cache": _save_cache,
-                                      "export": _export}
+                                      "export": _export, "csp_hierarchy": _build_csp_hierarchy,
+                                      "open_csp_hierarchy": _open_csp_hierarchy,
+                                      "save_csp_hierarchy": _save_csp_hierarchy}
 
 
 def generate_default_network(num_nodes: int, seed: int, progress, cancel) -> RoadGraph:

@@ -51,8 +51,9 @@ QUEUE = "queue"     # interactive: one in flight, only the newest of the others 
 CANCEL = "cancel"   # long: the running job is cancelled and its answers dropped
 EVERY = "every"     # every job runs and answers (saves)
 POLICY = {"route": QUEUE, "tree": QUEUE, "customize": QUEUE, "csp": QUEUE, "save_cache": EVERY,
-          "save_hierarchy": EVERY, "export": EVERY}
-LANE = {"open_hierarchy": "contract"}   # opening a hierarchy supersedes a contraction
+          "save_hierarchy": EVERY, "export": EVERY, "save_csp_hierarchy": EVERY}
+LANE = {"open_hierarchy": "contract",   # opening a hierarchy supersedes a contraction
+        "open_csp_hierarchy": "csp_hierarchy"}
 
 
 @dataclass(frozen=True)
@@ -263,6 +264,10 @@ class EngineClient(QObject):
         for job in list(self._live.values()):
             if job.lane == kind:
                 del self._live[job.job_id]
+
+    def job_of(self, kind: str) -> Job | None:
+        """The job of ``kind`` whose answer is still wanted (running or waiting), if any."""
+        return next((job for job in self._live.values() if job.kind == kind), None)
 
     def running(self, kind: str) -> bool:
         return any(job.lane == kind for job in self._live.values())

@@ -19,7 +19,8 @@ class Workspace:
         self.backend = backend or backends.current()
         self.hierarchy = None            # engine.ch.Hierarchy, attached to ``graph``
         self._routers: dict = {}         # (metric name, metric hash, hierarchy id) -> Router
-        self._csp: dict = {}             # CspQuery by its options; bi-criteria hierarchies
+        self._csp: dict = {}             # CspQuery by its options (and hierarchy's id)
+        self._csp_hierarchies: dict = {}  # (minimize, budget metric) -> ParetoHierarchy
         self._trees: dict = {}           # (metric name, metric hash) -> TreeQuery
         self._phast = None               # PhastQuery on ``hierarchy``
         self._warm: set = set()          # keys of work already run once
@@ -139,14 +140,13 @@ class Workspace:
                   lagrangian: str = "auto", hierarchy: bool = False):
         """The cost-budgeted path query for (length, cost) metrics, compiled and warmed
         up once (a first query's time never includes compilation); with ``hierarchy``
-        on the bi-criteria hierarchy of the two metrics, built once."""
-        key = (minimize, budget_metric, bounds, lagrangian, hierarchy)
+        on the bi-criteria hierarchy of the two metrics (set, loaded, or built once)."""
+        h = self.csp_hierarchy(minimize, budget_metric) if hierarchy else None
+        key = (minimize, budget_metric, bounds, lagrangian, None if h is None else id(h))
         if key not in self._csp:
             from engine.csp import CspQuery
             query = CspQuery(self.graph, minimize, budget_metric, bounds=bounds,
-                             backend=self.backend, lagrangian=lagrangian,
-                             hierarchy=self.csp_hierarchy(minimize, budget_metric)
-                             if hierarchy else None)
+                             backend=self.backend, lagrangian=lagrangian, hierarchy=h)
             if self.graph.num_arcs:
                 a = 0
                 try:
@@ -156,17 +156,39 @@ class Workspace:
             self._csp[key] = query
         return self._csp[key]
 
-    def csp_hierarchy(self, minimize: str, budget_metric: str):
-        """The bi-criteria hierarchy of two metrics (engine.csp.pareto_hierarchy),
-        built the first time it is asked for."""
-        key = ("hierarchy", minimize, budget_metric)
-        if key not in self._csp:
-            from engine.csp.pareto_hierarchy import build_pareto_hierarchy
-            from engine.csp.query import require_metrics
-            require_metrics(self.graph, minimize, budget_metric)
-            self._csp[key] = build_pareto_hierarchy(self.graph, self.graph.metrics[minimize],
-                                                    self.graph.metrics[budget_metric])
-        return self._csp[key]
+    def csp_hierarchy(self, minimize: str, budget_metric: str, build: bool = True,
+                      progress=None):
+        """The bi-criteria hierarchy of two metrics (engine.csp.pareto_hierarchy): the one
+        set or loaded for them, else built now (``progress(done, total)`` per round) and
+        kept; None when there is none and ``build`` is False."""
+        h = self._csp_hierarchies.get((minimize, budget_metric))
+        if h is not None and h.serves(self.graph, minimize, budget_metric):
+            return h
+        if not build:
+            return None
+        from engine.csp.pareto_hierarchy import pareto_hierarchy_for
+        from engine.csp.query import require_metrics
+        require_metrics(self.graph, minimize, budget_metric)
+        return self.set_csp_hierarchy(pareto_hierarchy_for(self.graph, minimize, budget_metric,
+                                                           progress=progress))
+
+    def set_csp_hierarchy(self, h):
+        """Use ``h`` for its two metrics (refused unless built from this graph's); the
+        queries made on the one it replaces go."""
+        from engine.csp.pareto_file import check_fits
+        check_fits(h, self.graph, *h.metrics)
+        self._csp_hierarchies[tuple(h.metrics)] = h
+        live = {id(x) for x in self._csp_hierarchies.values()}
+        self._csp = {k: q for k, q in self._csp.items() if k[4] is None or k[4] in live}
+        return h
+
+    def load_csp_hierarchy(self, path, minimize: str | None = None,
+                           budget_metric: str | None = None):
+        """A saved bi-criteria hierarchy (.rlb) for this graph (and these metrics, when
+        given), validated, then used."""
+        from engine.csp.pareto_file import load_pareto_hierarchy
+        return self.set_csp_hierarchy(load_pareto_hierarchy(path, self.graph, minimize,
+                                                            budget_metric))
 
     def warm_once(self, key, fn) -> None:
         """Run ``fn()`` untimed the first time ``key`` is seen: compilation, tuning and

@@ -9,20 +9,28 @@ path's cost: the slider spans them, starts halfway, and every move asks again wi
 the Pareto set (newest wins: the engine keeps one csp job in flight and only the
 newest waiting). One slider step lies below the least cost, where the engine says
 "no path within budget" and the least cost.
+
+A bi-criteria hierarchy of the two metrics (built in the engine thread, or opened from
+a .rlb file, then savable) makes the answers a few dozen arcs deep; with "Label on
+the bi-criteria hierarchy" checked, every query runs on it, with the same answers.
 """
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
-                               QSlider, QVBoxLayout)
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
+                               QPushButton, QSlider, QVBoxLayout)
 
 from engine.polylines import route_polyline
 
 from app import map_style as style
 from app.controllers.base import Controller, register_controller
+from app.controllers.graph import file_stem
 from app.csp_charts import LEAST_COST_COLOR, PATH_COLOR, SHORTEST_COLOR, CspCharts, metric_text
+from app.csp_hierarchy_row import FILTER, CspHierarchyRow
 from app.widgets import grey, legend_table, red, selectable_label
 
 HINT = ("Cost-budgeted path mode: click a start, then a destination · drag the budget slider · "
@@ -59,7 +67,7 @@ class BudgetScale:
 
 @register_controller
 class CspController(Controller):
-    kinds = ("csp",)
+    kinds = ("csp", "csp_hierarchy", "open_csp_hierarchy", "save_csp_hierarchy")
     hints = {"csp": HINT}
     shown = Signal(object)       # CspResult drawn, or None
     failed = Signal(str)         # the engine's message (no path within the budget, ...)
@@ -81,6 +89,8 @@ class CspController(Controller):
         self._key = None                 # (source, target, minimize, budget metric) of the scale
         self._range_job = None           # job id of the range (huge budget) query
         self._refs: dict[str, tuple[int, int]] = {}
+        self._hierarchies: dict[tuple[str, str], str] = {}   # metrics -> summary, in the engine
+        self._shown_on_hierarchy = False
         self._set_enabled(False)
 
     # ------------------------------------------------------------- building
@@ -101,6 +111,12 @@ class CspController(Controller):
             combo.currentTextChanged.connect(self._on_metrics_changed)
         form.addRow("Minimize", self.minimize_combo)
         form.addRow("Budget on", self.budget_combo)
+        self.hierarchy_row = row = CspHierarchyRow()
+        row.build_button.clicked.connect(self.build_hierarchy)
+        row.open_button.clicked.connect(self._choose_hierarchy_file)
+        row.save_button.clicked.connect(self._choose_hierarchy_save_path)
+        row.use_check.toggled.connect(lambda _on: self._query())
+        column.addWidget(row)
         self.note = QLabel(wordWrap=True, visible=False)
         column.addWidget(self.note)
         self.budget_label = QLabel(wordWrap=True)
@@ -154,6 +170,9 @@ class CspController(Controller):
             combo.setEnabled(len(names) >= 2)
         self.note.setText(grey(f"This graph has one metric ({names[0]}): a budget needs a second one."))
         self.note.setVisible(len(names) < 2)
+        self._hierarchies = {}
+        self.hierarchy_row.use_check.setChecked(False)
+        self._show_hierarchy()
         self.reset()
 
     def mode_changed(self, old: str, new: str) -> None:
@@ -183,6 +202,7 @@ class CspController(Controller):
         return self.minimize_combo.currentText(), self.budget_combo.currentText()
 
     def _on_metrics_changed(self, _text: str) -> None:
+        self._show_hierarchy()
         if self.session.mode == "csp":
             self.start()
 
@@ -208,7 +228,7 @@ class CspController(Controller):
     def _params(self, budget: int, pareto: bool) -> dict:
         source, target, minimize, budget_metric = self._key
         return {"source": source, "target": target, "budget": int(budget), "minimize": minimize,
-                "budget_metric": budget_metric, "pareto": pareto}
+                "budget_metric": budget_metric, "pareto": pareto, "hierarchy": self.on_hierarchy()}
 
     def budget(self) -> int | None:
         """The budget the slider is at (None before the range is known)."""
@@ -220,7 +240,7 @@ class CspController(Controller):
             self._debounce.start()
 
     def _query(self) -> None:
-        if self.scale is not None:
+        if self.scale is not None and self._key is not None:
             self.engine.submit("csp", self._params(self.budget(), pareto=True))
 
     def reset(self, keep_drawing: bool = False) -> None:
@@ -259,15 +279,23 @@ class CspController(Controller):
             (p["source"], p["target"], p["minimize"], p["budget_metric"]) == self._key
 
     def on_result(self, job, r) -> None:
+        if job.kind != "csp":
+            self._hierarchy_answered(job, r)
+            return
         if not self._current(job):
             return
         if job.job_id == self._range_job:
             self._adopt_range(r)
         elif job.params["budget"] != RANGE_BUDGET:
             self._error("")
+            self._shown_on_hierarchy = bool(job.params.get("hierarchy"))
             self._show(r)
 
     def on_error(self, job, message: str) -> None:
+        if job.kind != "csp":
+            self._show_hierarchy()
+            self.window.show_error(f"{job.label} failed: {message}")
+            return
         if not self._current(job):
             return
         if job.job_id == self._range_job:           # unreachable, or the same node twice
@@ -313,6 +341,75 @@ class CspController(Controller):
         below = "<br>" + red("below the least cost: no path") if b < self.scale.least else ""
         self.budget_label.setText(f"Budget ({self._key[3]}): <b>{metric_text(b, unit)}</b>{below}")
 
+    # ---------------------------------------------------- bi-criteria hierarchy
+    def on_hierarchy(self) -> bool:
+        """Do queries for the chosen metrics label on a bi-criteria hierarchy?"""
+        return self.hierarchy_row.use_check.isChecked() and self._metrics() in self._hierarchies
+
+    def build_hierarchy(self) -> int | None:
+        """Contract the graph for the two chosen metrics (a long job: the status bar shows
+        its progress and can cancel it)."""
+        if self.session.graph is None or len(self.session.graph.metric_names) < 2:
+            return None
+        minimize, budget_metric = self._metrics()
+        return self._hierarchy_job("csp_hierarchy", {}, f"Building the bi-criteria hierarchy "
+                                   f"({minimize} within {budget_metric})")
+
+    def open_hierarchy(self, path) -> int | None:
+        if self.session.graph is None or len(self.session.graph.metric_names) < 2:
+            return None
+        return self._hierarchy_job("open_csp_hierarchy", {"path": str(path)},
+                                   f"Opening the bi-criteria hierarchy {os.path.basename(str(path))}")
+
+    def save_hierarchy(self, path) -> int | None:
+        if self._metrics() not in self._hierarchies:
+            return None
+        return self._hierarchy_job("save_csp_hierarchy", {"path": str(path)},
+                                   "Saving the bi-criteria hierarchy")
+
+    def _hierarchy_job(self, kind: str, params: dict, label: str) -> int:
+        minimize, budget_metric = self._metrics()
+        job = self.engine.submit(kind, {**params, "minimize": minimize,
+                                        "budget_metric": budget_metric}, label=label)
+        self.hierarchy_row.show_state(self._hierarchies.get(self._metrics()), label + "…")
+        return job
+
+    def _choose_hierarchy_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open bi-criteria hierarchy", "", FILTER)
+        if path:
+            self.open_hierarchy(path)
+
+    def _choose_hierarchy_save_path(self) -> None:
+        minimize, budget_metric = self._metrics()
+        path, _ = QFileDialog.getSaveFileName(
+            self.window, "Save bi-criteria hierarchy",
+            f"{file_stem(self.session.graph)}.{minimize}.{budget_metric}.rlb", FILTER)
+        if path:
+            self.save_hierarchy(path if path.endswith(".rlb") else path + ".rlb")
+
+    def _hierarchy_answered(self, job, answer) -> None:
+        """A hierarchy built or opened (``answer``: its metrics and summary), or saved
+        (``answer``: the path)."""
+        if job.kind == "save_csp_hierarchy":
+            self.window.statusBar().showMessage(f"Saved {answer}", 5000)
+        else:
+            self._hierarchies[tuple(answer["metrics"])] = answer["summary"]
+            if tuple(answer["metrics"]) == self._metrics():
+                self.hierarchy_row.use_check.setChecked(True)      # asked for: used at once
+            self.window.statusBar().showMessage(f"Bi-criteria hierarchy ready: "
+                                                f"{answer['summary']}", 8000)
+        self._show_hierarchy()
+
+    def on_cancelled(self, job, message: str) -> None:
+        self._show_hierarchy()
+        super().on_cancelled(job, message)
+
+    def _show_hierarchy(self) -> None:
+        busy = next((job.label + "…" for kind in ("csp_hierarchy", "open_csp_hierarchy",
+                                                   "save_csp_hierarchy")
+                     for job in [self.engine.job_of(kind)] if job is not None), "")
+        self.hierarchy_row.show_state(self._hierarchies.get(self._metrics()), busy)
+
     # ------------------------------------------------------------------ drawing
     def _draw_path(self, arcs) -> None:
         d = self.session.drawing
@@ -355,8 +452,9 @@ class CspController(Controller):
         lines.append(grey(f"labels {s['created']:,} created, {s['settled']:,} settled; pruned "
                           f"{s['pruned_cost_bound']:,} by cost bound, {s['pruned_length_bound']:,} "
                           f"by length bound, {s['pruned_dominated']:,} dominated"))
+        where = " on the bi-criteria hierarchy" if self._shown_on_hierarchy else ""
         lines.append(grey(f"{r.ms['total']:.1f} ms (bounds {r.ms['bounds']:.1f} + labeling "
-                          f"{r.ms['labeling']:.1f}) on the {r.backend.upper()}"))
+                          f"{r.ms['labeling']:.1f}) on the {r.backend.upper()}{where}"))
         return "<br>".join(lines)
 
     def _chart_title(self, r) -> str:

@@ -24,15 +24,38 @@ def run(workspace, params: dict, ctx):
     # makes it, so its times exclude compilation.
     minimize = params.get("minimize") or MINIMIZE
     budget_metric = params.get("budget_metric") or BUDGET_METRIC
+    on_hierarchy = uses_hierarchy(params)
+    if on_hierarchy and params.get("hierarchy_file"):
+        _use_hierarchy_file(workspace, params, minimize, budget_metric)
     query = workspace.csp_query(minimize, budget_metric, bounds=not params.get("no_bounds"),
                                 lagrangian=params.get("lagrangian") or "auto",
-                                hierarchy=bool(params.get("hierarchy")))
+                                hierarchy=on_hierarchy)
     budget = budget_in_raw_units(params.get("budget"), unit_of(workspace.graph.metric_units, budget_metric))
     result = query.solve(int(params["source"]), int(params["target"]), budget,
                          pareto=bool(params.get("pareto")))
     if params.get("geojson") or params.get("gpx"):
         _export(workspace, params, result, minimize, budget_metric)
     return result
+
+
+def uses_hierarchy(params: dict) -> bool:
+    """Does this query label on a bi-criteria hierarchy? (Vine-style runs never do.)"""
+    return bool(params.get("hierarchy") or params.get("hierarchy_file")) and \
+        not params.get("no_bounds")
+
+
+def _use_hierarchy_file(workspace, params: dict, minimize: str, budget_metric: str) -> None:
+    """The ``hierarchy_file``: loaded (and validated) when it exists, else built and
+    written there; params["hierarchy_written"] says which."""
+    from pathlib import Path
+    path = Path(params["hierarchy_file"])
+    if path.exists():
+        workspace.load_csp_hierarchy(path, minimize, budget_metric)
+        params["hierarchy_written"] = False
+        return
+    from engine.csp.pareto_file import save_pareto_hierarchy
+    save_pareto_hierarchy(workspace.csp_hierarchy(minimize, budget_metric), path)
+    params["hierarchy_written"] = True
 
 
 def budget_in_raw_units(value, unit: Unit) -> int:
@@ -92,8 +115,7 @@ def csp_export(graph, r, minimize: str, budget_metric: str, method: str) -> tupl
 def _method(r, params: dict) -> str:
     return (("Vine's parallel labeling" if r.backend == "gpu" else "label-setting") +
             ("" if params.get("no_bounds") else " with bounds") +
-            (" on the bi-criteria hierarchy" if params.get("hierarchy") and
-             not params.get("no_bounds") else ""))
+            (" on the bi-criteria hierarchy" if uses_hierarchy(params) else ""))
 
 
 def to_json(workspace, params: dict, r) -> dict:
@@ -115,8 +137,18 @@ def to_json(workspace, params: dict, r) -> dict:
         "k_t": _k_history(r),
         "pareto": None if r.pareto is None else [[p.length, p.cost] for p in r.pareto],
         "lagrangian": r.lagrangian,
+        "hierarchy": _hierarchy_json(workspace, params, minimize, budget_metric),
         **{k: params[k] for k in ("geojson", "gpx") if params.get(k)},     # written by run
     }
+
+
+def _hierarchy_json(workspace, params: dict, minimize: str, budget_metric: str) -> dict | None:
+    """The bi-criteria hierarchy a query ran on (None: none): its summary and file."""
+    if not uses_hierarchy(params):
+        return None
+    h = workspace.csp_hierarchy(minimize, budget_metric, build=False)
+    return {"summary": h.summary() if h is not None else "",
+            "file": params.get("hierarchy_file"), "written": params.get("hierarchy_written")}
 
 
 def _k_history(r) -> list[int] | None:
@@ -147,6 +179,11 @@ def text(r: dict) -> str:
         lines.append(f"  Lagrangian bound {when}: {lag['steps']} LARAC steps, {lag['ms']:.2f} ms; "
                      f"lambda {lag['lambda']:.4g}; no path within the budget is shorter than "
                      f"{lag['lower']:,.1f}, one of {lag['upper']:,} exists")
+    h = r.get("hierarchy")
+    if h:
+        where = "" if not h["file"] else \
+            f"; {'built and written to' if h['written'] else 'loaded from'} {h['file']}"
+        lines.append(f"  bi-criteria hierarchy: {h['summary']}{where}")
     if r["k_t"]:
         ks = r["k_t"]
         changes = [k for i, k in enumerate(ks) if i == 0 or k != ks[i - 1]]
@@ -174,6 +211,10 @@ CSP = register(Capability(
             Param("hierarchy", bool, False, "label on a bi-criteria contraction hierarchy of "
                   "the two metrics, built once per run (NY: about 25 s with 16 threads, 40 s "
                   "with 2); the answers are the same"),
+            Param("hierarchy_file", str, None, "label on the bi-criteria hierarchy in this "
+                  "file (.rlb): loaded when it exists (refused unless built from this graph "
+                  "and these two metrics), else built and written there", file=True,
+                  flag="--hierarchy-file"),
             Param("lagrangian", str, "auto", "the Lagrangian bound (LARAC): auto = a hard "
                   "query restarts with it (after as many labels as the graph has nodes, 4x "
                   "on a GPU), always, or never", choices=lagrangian_policies),

@@ -44,6 +44,8 @@ class ParetoHierarchy:
     num_original_arcs: int
     params: dict = field(default_factory=dict)
     build_ms: float = 0.0
+    metrics: tuple = ()             # (minimize, budget metric) names, when built for a graph's
+    metric_hashes: tuple = ()       # ... and their engine.metric.Metric hashes
 
     def __post_init__(self) -> None:
         self.core = self.level == self.num_levels      # bool [n]
@@ -55,6 +57,18 @@ class ParetoHierarchy:
     def unpack(self, harcs) -> np.ndarray:
         """The graph's arcs along hierarchy arcs ``harcs``, in order."""
         return _unpack(np.asarray(harcs, np.int64), self.arc_child, self.num_original_arcs)
+
+    def serves(self, graph, minimize: str, budget_metric: str) -> bool:
+        """Built from exactly these two metrics of ``graph`` (names and weights)?"""
+        return self.metrics == (minimize, budget_metric) and self.metric_hashes == tuple(
+            graph.metric_of(name).hash for name in self.metrics)
+
+    def summary(self) -> str:
+        """One line for people: core, shortcuts, levels, build time."""
+        core = int(self.core.sum())
+        return (f"core {core:,} nodes ({100 * core / max(self.num_nodes, 1):.1f} %), "
+                f"{self.num_shortcuts:,} shortcuts, {self.num_levels} levels, built in "
+                f"{self.build_ms / 1000:.1f} s")
 
 
 @numba.njit(cache=True)
@@ -136,6 +150,16 @@ def _contract_round(rows: list, batch: np.ndarray, blocked: np.ndarray, index: t
     check = np.zeros(n, np.bool_)
     check[new[:, 0]] = True
     return _pareto_filtered(rows, n, check), neighbours
+
+
+def pareto_hierarchy_for(graph, minimize: str, budget_metric: str, **options) -> ParetoHierarchy:
+    """build_pareto_hierarchy on two of the graph's metrics, named (with their hashes)
+    so that a saved file is refused for other weights."""
+    h = build_pareto_hierarchy(graph, graph.metrics[minimize], graph.metrics[budget_metric],
+                               **options)
+    h.metrics = (minimize, budget_metric)
+    h.metric_hashes = tuple(graph.metric_of(name).hash for name in h.metrics)
+    return h
 
 
 def build_pareto_hierarchy(graph, length: np.ndarray, cost: np.ndarray,

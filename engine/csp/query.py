@@ -111,8 +111,10 @@ class CspQuery:
         self.reverse = ReverseGraph.of(graph, self.length, self.cost)
         # labels run up, across the core, and down a bi-criteria hierarchy when there is
         # one (never Vine-style: that search is the paper's, on the graph itself)
-        if hierarchy is not None and hierarchy.num_nodes != graph.num_nodes:
-            raise ValueError("the hierarchy was built for another graph")
+        if hierarchy is not None and (hierarchy.num_nodes != graph.num_nodes or hierarchy.metrics
+                                      and not hierarchy.serves(graph, minimize, budget_metric)):
+            raise ValueError("the hierarchy was built for another graph or other metrics "
+                             f"({' and '.join(hierarchy.metrics) or 'unnamed'})")
         self.layered = LayeredGraph.of(hierarchy) if hierarchy is not None and bounds else None
         if self.layered is not None:
             self.label = "label-setting with bounds on the bi-criteria hierarchy"

@@ -219,3 +219,80 @@ def test_units_and_the_budget_scale():
     assert wide.value(26_000) == 500 and wide.value(10) == -1
     same = BudgetScale(50, 50)
     assert same.steps == 0 and same.budget(0) == 50 and same.budget(-1) == 49
+
+
+def test_the_bi_criteria_hierarchy_in_the_window(qtbot, window, tmp_path, monkeypatch):
+    """Build (a real click; progress in the status bar), the same exact answers on it,
+    save, a cancelled build, a refused file, then open the saved one."""
+    from PySide6.QtWidgets import QFileDialog
+    from tests.app.helpers import answer_of
+    graph = generate_road_network(3000, seed=4)
+    load_graph(qtbot, window, graph)
+    query = CspQuery(graph)
+    c = csp(window)
+    row = c.hierarchy_row
+    c.mode_action.trigger()
+    qtbot.wait(50)
+    assert row.build_button.isEnabled() and not row.use_check.isEnabled()
+    assert not row.save_button.isEnabled() and "No bi-criteria hierarchy" in row.label.text()
+    s, t = pair_with_trade_off(window, query)
+    click_node(qtbot, window, s)
+    r = wait_shown(qtbot, window, lambda: click_node(qtbot, window, t))
+    check_answer(window, query, r)
+    assert "on the bi-criteria hierarchy" not in c.summary.text()
+
+    # Build: a long job with progress; then every query labels on it, with the same answers
+    progress = []
+    window.engine.progress.connect(lambda job, f, m: progress.append(m))
+    with qtbot.waitSignal(c.shown, timeout=60_000, check_params_cb=lambda x: x is not None):
+        qtbot.mouseClick(row.build_button, Qt.LeftButton)
+        assert not row.build_button.isEnabled() and "Building" in row.label.text()
+    assert any(m.startswith("Contracting:") for m in progress)
+    assert row.use_check.isChecked() and row.save_button.isEnabled()
+    assert "shortcuts" in row.label.text() and "core" in row.label.text()
+    qtbot.waitUntil(lambda: not window.engine.running("csp"), timeout=TIMEOUT_MS)
+    assert "on the bi-criteria hierarchy" in c.summary.text()
+    check_answer(window, query, c.result)
+    c.slider.setValue(c.scale.steps // 4)
+    final = c.budget()
+    qtbot.waitUntil(lambda: c.result is not None and c.result.budget == final
+                    and not window.engine.running("csp"), timeout=TIMEOUT_MS)
+    check_answer(window, query, c.result)
+    check_below_least_cost(qtbot, window, query, query.solve(s, t, 2**62))
+
+    # Save through the dialog
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "h"), ""))
+    with answer_of(qtbot, window.engine, "save_csp_hierarchy", timeout=20_000) as blocker:
+        qtbot.mouseClick(row.save_button, Qt.LeftButton)
+    path = tmp_path / "h.rlb"
+    assert blocker.args[1] == str(path) and path.is_file()
+
+    # the other metric pair has none; a build for it cancelled from the status bar
+    c.minimize_combo.setCurrentText("travel_time")
+    c.budget_combo.setCurrentText("distance")
+    assert not row.use_check.isEnabled() and row.build_button.isEnabled()
+    window.engine.progress.connect(lambda job, f, m: window.cancel_button.click()
+                                   if job.kind == "csp_hierarchy" else None)
+    with qtbot.waitSignal(window.engine.cancelled, timeout=60_000):
+        qtbot.mouseClick(row.build_button, Qt.LeftButton)
+    assert row.build_button.isEnabled() and "No bi-criteria hierarchy" in row.label.text()
+    assert not window.banner.isVisible()
+
+    # a file for other metrics is refused, and the window goes on
+    with qtbot.waitSignal(window.error_shown, timeout=20_000) as blocker:
+        c.open_hierarchy(path)
+    assert "h.rlb" in blocker.args[0] and "not 'travel_time' within 'distance'" in blocker.args[0]
+    assert row.build_button.isEnabled() and not row.use_check.isEnabled()
+
+    # a new graph forgets it; opening the saved file brings it back
+    load_graph(qtbot, window, graph)
+    window.set_mode("csp")
+    assert "No bi-criteria hierarchy" in row.label.text()
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), ""))
+    with answer_of(qtbot, window.engine, "open_csp_hierarchy", timeout=20_000):
+        qtbot.mouseClick(row.open_button, Qt.LeftButton)
+    assert row.use_check.isChecked() and "shortcuts" in row.label.text()
+    click_node(qtbot, window, s)
+    r = wait_shown(qtbot, window, lambda: click_node(qtbot, window, t))
+    check_answer(window, query, r)
+    assert "on the bi-criteria hierarchy" in c.summary.text()

@@ -2,7 +2,8 @@
 twin, times, iterations and labels per query, for one or more option sets.
     python scripts/csp_gpu_probe.py [per_set] ['{"max_labels": 3000000}' ...]
 (each JSON object goes to CspQuery, e.g. '{"lagrangian": "always"}', and
-'{"hierarchy": true}' builds the bi-criteria hierarchy once for it; SETS=Q3 limits the
+'{"hierarchy": true}' builds the bi-criteria hierarchy once for it, or loads the .rlb
+file HIERARCHY_FILE names when it exists; SETS=Q3 limits the
 sets, CPU=1 runs the twin too, GRAPH=2m takes the generated 2 M graph and its sets,
 which store no answers, PASSES=1 prints the passes' durations by kind and size).
 The sets are tests/data/csp_ny_queries.json (the first per_set of each), whose stored
@@ -71,9 +72,13 @@ hierarchy = None
 for opts in variants:
     shown = dict(opts)
     if opts.pop("hierarchy", False):              # '{"hierarchy": true}': built once, timed
+        if hierarchy is None and os.path.exists(os.environ.get("HIERARCHY_FILE", "")):
+            from engine.csp.pareto_file import load_pareto_hierarchy
+            hierarchy = load_pareto_hierarchy(os.environ["HIERARCHY_FILE"], g, "distance",
+                                              "travel_time")
         if hierarchy is None:
-            from engine.csp.pareto_hierarchy import build_pareto_hierarchy
-            hierarchy = build_pareto_hierarchy(g, g.metrics["distance"], g.metrics["travel_time"])
+            from engine.csp.pareto_hierarchy import pareto_hierarchy_for
+            hierarchy = pareto_hierarchy_for(g, "distance", "travel_time")
             print(f"bi-criteria hierarchy: {hierarchy.build_ms:.0f} ms, core "
                   f"{int(hierarchy.core.sum())} nodes, {hierarchy.num_levels} levels, "
                   f"{hierarchy.num_shortcuts} shortcuts", flush=True)

@@ -17,6 +17,7 @@ import numpy as np
 sys.path[:0] = ["."]
 from engine.backend import gpu_backend  # noqa: E402
 from engine.csp import CspQuery  # noqa: E402
+from engine.csp.pareto_file import load_pareto_hierarchy  # noqa: E402
 from engine.csp.pareto_hierarchy import build_pareto_hierarchy  # noqa: E402
 from engine.csp.query_sets import internal_queries  # noqa: E402
 from engine.io import load  # noqa: E402
@@ -56,7 +57,10 @@ def time_steps(backend, spent):
 data = os.environ.get("ROUTELAB_DATA", "../shared/data")
 g = load([f"{data}/dimacs/USA-road-d.NY.gr.gz"])
 sets = json.load(open("tests/data/csp_ny_queries.json"))
-h = build_pareto_hierarchy(g, g.metrics["distance"], g.metrics["travel_time"])
+if os.path.exists(os.environ.get("HIERARCHY_FILE", "")):     # a saved .rlb, else built
+    h = load_pareto_hierarchy(os.environ["HIERARCHY_FILE"], g, "distance", "travel_time")
+else:
+    h = build_pareto_hierarchy(g, g.metrics["distance"], g.metrics["travel_time"])
 backend = gpu_backend()
 q = CspQuery(g, backend=backend, hierarchy=h)
 queries = internal_queries(g, sets, sys.argv[1] if len(sys.argv) > 1 else "Q1")

@@ -115,12 +115,13 @@ class GpuLabeling:
         self.ctl_host = backend.host_empty(CTL_SIZE, np.int64)
 
     def solve(self, source: int, target: int, budget: int, prune, exact, flags: int,
-              lagrange=None, label_limit: int | None = None) -> GpuRun:
+              lagrange=None, label_limit: int | None = None, meanwhile=None) -> GpuRun:
         """``exact``: the device arrays (lb_l, lb_c, cost_along, length_along) of the
         bounds, which decide reachability, the least cost and the shortest path's fit;
         ``prune``: the same four that the labeling prunes with (zeros and INF for
         Vine-style); ``lagrange``: a LagrangianBound (device ``d``) to prune with too;
-        ``label_limit``: stop (out of labels) after this many labels, not capacity."""
+        ``label_limit``: stop (out of labels) after this many labels, not capacity;
+        ``meanwhile()``: host work done while the first launch runs."""
         b = self.backend
         lb_l, lb_c, cost_along, length_along = prune
         i64 = np.int64
@@ -156,6 +157,9 @@ class GpuLabeling:
             b.launch("csp", "csp_witness", (self.lab_node, self.lab_l, self.lab_c, lb_l, lb_c,
                                             cost_along, length_along, i32(target), i64(budget),
                                             i32(flags), self.ctl), grid=264, block=256)
+            if meanwhile is not None:
+                meanwhile()
+                meanwhile = None
             ctl = b.to_host(self.ctl, out=self.ctl_host).copy()
             if ctl[AT["status"]] != RUNNING:
                 break

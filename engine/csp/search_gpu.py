@@ -41,7 +41,11 @@ class GpuSearch:
         # down copies reach this query's target (engine.csp.layered)
         self.lifted = [xp.empty(2 * g.num_nodes, np.int64) for _ in range(5)] if lg else []
         self.down_mask = xp.zeros(g.num_nodes, np.uint8) if lg else None
+        # the two next-arc trees come to the host on their own stream while the labeling
+        # runs, and the reference paths are walked meanwhile
         self.next_host = [backend.host_empty(g.num_nodes, np.int32) for _ in range(2)]
+        self.copy_stream = xp.cuda.Stream(non_blocking=True)
+        self.trees_copied = xp.cuda.Event(disable_timing=True)
         self.preparation_ms = self.bounds.preparation_ms
 
     def solve(self, source: int, target: int, budget: int, pareto: bool):
@@ -50,10 +54,13 @@ class GpuSearch:
         start = backend.mark()
         bd.run(target)
         bounds_done = backend.mark()
+        self._copy_trees(bounds_done)
         goal = q.search_target(target)
         down = self._down_set(target)
+        refs = {}
         try:
-            run, first, bound = self._labeling(source, target, goal, budget, pareto)
+            run, first, bound = self._labeling(source, target, goal, budget, pareto,
+                                               lambda: refs.update(self._tree_paths(source, target)))
         finally:
             if down is not None:
                 self.down_mask[down] = 0
@@ -67,9 +74,9 @@ class GpuSearch:
             raise q.out_of_labels(self.labeling.capacity)
         if run.status not in (DONE, BY_BOUNDS):
             raise RuntimeError(f"the GPU labeling stopped with status {run.status}")
-        length_next, cost_next = (backend.to_host(a, out=o) for a, o in
-                                  zip((bd.length_next, bd.cost_next), self.next_host))
-        refs = self._references(source, target, budget, ctl, length_next, cost_next)
+        self.trees_copied.synchronize()
+        length_next, cost_next = self.next_host
+        refs = refs or self._references(source, target, budget, ctl, length_next, cost_next)
         base = q.base(source, target, budget, least, int(ctl[AT["src_lb_l"]]), refs)
         stats = self._stats(run, first)
         if run.status == BY_BOUNDS:
@@ -82,9 +89,32 @@ class GpuSearch:
         result.lagrangian = lagrangian_summary(bound, int(first.stats["created"]) if first else 0)
         return result
 
-    def _labeling(self, source: int, target: int, goal: int, budget: int, pareto: bool):
+    def _copy_trees(self, bounds_done) -> None:
+        """Queue the copies of the two next-arc trees to the host once the bounds are
+        done, on the copy stream (the labeling goes on meanwhile)."""
+        self.copy_stream.wait_event(bounds_done)
+        bd = self.bounds
+        for tree, host in zip((bd.length_next, bd.cost_next), self.next_host):
+            tree.get(out=host, stream=self.copy_stream, blocking=False)
+        self.trees_copied.record(self.copy_stream)
+
+    def _tree_paths(self, source: int, target: int) -> dict:
+        """The shortest and the least-cost path along the copied trees; {} when a tree
+        path from the source loops through zero-weight arcs (``_references`` then asks
+        the CPU bounds)."""
+        self.trees_copied.synchronize()
+        g = self.query.graph
+        try:
+            return {"shortest": tree_path(g, self.next_host[0], source, target),
+                    "least_cost": tree_path(g, self.next_host[1], source, target)}
+        except ValueError:
+            return {}
+
+    def _labeling(self, source: int, target: int, goal: int, budget: int, pareto: bool,
+                  meanwhile=None):
         """The labeling run (and the first one, when a hard query started over with the
-        Lagrangian bound) and that bound."""
+        Lagrangian bound) and that bound; ``meanwhile()`` runs on the host while the
+        first run's kernel does."""
         q, bd = self.query, self.bounds
         exact = tuple(self._lift(a, k) for k, a in
                       enumerate((bd.lb_l, bd.lb_c, bd.cost_along, bd.length_along)))
@@ -93,7 +123,8 @@ class GpuSearch:
         policy = q.lagrangian_policy(pareto)
         bound = self._lagrangian(source, target, budget) if policy == "always" else None
         limit = q.lagrangian_after if policy == "auto" else None
-        run = self.labeling.solve(source, goal, budget, prune, exact, flags, bound, limit)
+        run = self.labeling.solve(source, goal, budget, prune, exact, flags, bound, limit,
+                                  meanwhile)
         first = None
         if run.status == OUT_OF_LABELS and policy == "auto" and limit < self.labeling.capacity:
             first = run                      # a hard query: start over with the bound too

@@ -26,12 +26,7 @@ _MAX_DIST = 1 << 62      # above any path cost of a valid graph, so sums of two 
 def check_hierarchy(h, path=None) -> None:
     """Refuse, with ``path`` and the reason, a Hierarchy whose arrays are inconsistent."""
     n, levels, m = h.num_nodes, h.num_levels, h.num_original_arcs
-    for name, value in (("num_nodes", n), ("num_levels", levels), ("num_original_arcs", m)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
-            raise LoadError(path, f"{name} must be a non-negative integer")
-    if n >= INT32_MAX or levels > n or m >= INT32_MAX:
-        raise LoadError(path, f"num_nodes {n}, num_levels {levels} or num_original_arcs {m} "
-                              "out of range (levels ≤ nodes < 2^31-1)")
+    check_counts(path, n, levels, m)
     if h.metric_hash and (len(h.metric_hash) != 16 or
                           any(c not in "0123456789abcdef" for c in h.metric_hash)):
         raise LoadError(path, "metric_hash is not a metric hash")
@@ -42,6 +37,17 @@ def check_hierarchy(h, path=None) -> None:
         _check_side(path, h, side, level, levels)
     _check_complete(path, h, level)
     _check_core(path, h, level, levels)
+
+
+def check_counts(path, n, levels, m) -> None:
+    """A hierarchy's node, level and original-arc counts: non-negative integers, levels
+    ≤ nodes < 2^31-1 (also engine.io.validate_pareto_hierarchy's)."""
+    for name, value in (("num_nodes", n), ("num_levels", levels), ("num_original_arcs", m)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
+            raise LoadError(path, f"{name} must be a non-negative integer")
+    if n >= INT32_MAX or levels > n or m >= INT32_MAX:
+        raise LoadError(path, f"num_nodes {n}, num_levels {levels} or num_original_arcs {m} "
+                              "out of range (levels ≤ nodes < 2^31-1)")
 
 
 def _check_arcs(path, h, n: int, m: int) -> None:

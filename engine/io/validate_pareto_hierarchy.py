@@ -18,6 +18,7 @@ import numpy as np
 from engine.graph import GraphError, path_cost_bound
 from engine.io.errors import LoadError
 from engine.io.validate import INT32_MAX, in_range, need
+from engine.io.validate_hierarchy import check_counts
 
 PARETO_HIERARCHY_KEYS = {"num_nodes": int, "num_levels": int, "num_original_arcs": int,
                          "metrics": list, "metric_hashes": list, "params": dict}
@@ -27,12 +28,7 @@ def check_pareto_hierarchy(h, path=None) -> None:
     """Refuse, with ``path`` and the reason, a ParetoHierarchy whose arrays are
     inconsistent."""
     n, levels, m = h.num_nodes, h.num_levels, h.num_original_arcs
-    for name, value in (("num_nodes", n), ("num_levels", levels), ("num_original_arcs", m)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
-            raise LoadError(path, f"{name} must be a non-negative integer")
-    if n >= INT32_MAX or levels > n or m >= INT32_MAX:
-        raise LoadError(path, f"num_nodes {n}, num_levels {levels} or num_original_arcs {m} "
-                              "out of range (levels ≤ nodes < 2^31-1)")
+    check_counts(path, n, levels, m)
     level = need(path, h.level, "level", np.int32, (n,))
     in_range(path, level, "level", 0, levels)
     _check_arcs(path, h, n, m)

@@ -169,14 +169,18 @@ class Workspace:
         from engine.csp.pareto_hierarchy import pareto_hierarchy_for
         from engine.csp.query import require_metrics
         require_metrics(self.graph, minimize, budget_metric)
-        return self.set_csp_hierarchy(pareto_hierarchy_for(self.graph, minimize, budget_metric,
-                                                           progress=progress))
+        return self._keep_csp_hierarchy(pareto_hierarchy_for(self.graph, minimize, budget_metric,
+                                                             progress=progress))
 
     def set_csp_hierarchy(self, h):
-        """Use ``h`` for its two metrics (refused unless built from this graph's); the
-        queries made on the one it replaces go."""
+        """Use ``h`` for its two metrics (refused unless built from this graph's)."""
         from engine.csp.pareto_file import check_fits
         check_fits(h, self.graph, *h.metrics)
+        return self._keep_csp_hierarchy(h)
+
+    def _keep_csp_hierarchy(self, h):
+        """``h``, known to fit this graph, for its two metrics; the queries made on the
+        one it replaces go."""
         self._csp_hierarchies[tuple(h.metrics)] = h
         live = {id(x) for x in self._csp_hierarchies.values()}
         self._csp = {k: q for k, q in self._csp.items() if k[4] is None or k[4] in live}
@@ -185,10 +189,10 @@ class Workspace:
     def load_csp_hierarchy(self, path, minimize: str | None = None,
                            budget_metric: str | None = None):
         """A saved bi-criteria hierarchy (.rlb) for this graph (and these metrics, when
-        given), validated, then used."""
+        given), validated and checked against the graph as it loads, then used."""
         from engine.csp.pareto_file import load_pareto_hierarchy
-        return self.set_csp_hierarchy(load_pareto_hierarchy(path, self.graph, minimize,
-                                                            budget_metric))
+        return self._keep_csp_hierarchy(load_pareto_hierarchy(path, self.graph, minimize,
+                                                              budget_metric))
 
     def warm_once(self, key, fn) -> None:
         """Run ``fn()`` untimed the first time ``key`` is seen: compilation, tuning and

@@ -10,27 +10,23 @@ the Pareto set (newest wins: the engine keeps one csp job in flight and only the
 newest waiting). One slider step lies below the least cost, where the engine says
 "no path within budget" and the least cost.
 
-A bi-criteria hierarchy of the two metrics (built in the engine thread, or opened from
-a .rlb file, then savable) makes the answers a few dozen arcs deep; with "Label on
-the bi-criteria hierarchy" checked, every query runs on it, with the same answers.
+Below the two metrics, app/controllers/csp_hierarchy.py adds the bi-criteria
+hierarchy's row: with it checked, every query labels on the hierarchy (the same
+answers, a few dozen arcs deep), and the summary says so.
 """
 from __future__ import annotations
-
-import os
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QPushButton, QSlider, QVBoxLayout)
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
+                               QSlider, QVBoxLayout)
 
 from engine.polylines import route_polyline
 
 from app import map_style as style
 from app.controllers.base import Controller, register_controller
-from app.controllers.graph import file_stem
 from app.csp_charts import LEAST_COST_COLOR, PATH_COLOR, SHORTEST_COLOR, CspCharts, metric_text
-from app.csp_hierarchy_row import FILTER, CspHierarchyRow
 from app.widgets import grey, legend_table, red, selectable_label
 
 HINT = ("Cost-budgeted path mode: click a start, then a destination · drag the budget slider · "
@@ -67,7 +63,7 @@ class BudgetScale:
 
 @register_controller
 class CspController(Controller):
-    kinds = ("csp", "csp_hierarchy", "open_csp_hierarchy", "save_csp_hierarchy")
+    kinds = ("csp",)
     hints = {"csp": HINT}
     shown = Signal(object)       # CspResult drawn, or None
     failed = Signal(str)         # the engine's message (no path within the budget, ...)
@@ -83,13 +79,13 @@ class CspController(Controller):
         self.dock = window.add_dock("csp", "Cost-budgeted paths", self.charts)
         self._build_map_items()
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
-        self._debounce.timeout.connect(self._query)
+        self._debounce.timeout.connect(self.requery)
         self.scale: BudgetScale | None = None
         self.result = None               # the CspResult shown
         self._key = None                 # (source, target, minimize, budget metric) of the scale
         self._range_job = None           # job id of the range (huge budget) query
         self._refs: dict[str, tuple[int, int]] = {}
-        self._hierarchies: dict[tuple[str, str], str] = {}   # metrics -> summary, in the engine
+        self.hierarchy = None            # the CspHierarchyController, which sets itself here
         self._shown_on_hierarchy = False
         self._set_enabled(False)
 
@@ -111,12 +107,8 @@ class CspController(Controller):
             combo.currentTextChanged.connect(self._on_metrics_changed)
         form.addRow("Minimize", self.minimize_combo)
         form.addRow("Budget on", self.budget_combo)
-        self.hierarchy_row = row = CspHierarchyRow()
-        row.build_button.clicked.connect(self.build_hierarchy)
-        row.open_button.clicked.connect(self._choose_hierarchy_file)
-        row.save_button.clicked.connect(self._choose_hierarchy_save_path)
-        row.use_check.toggled.connect(lambda _on: self._query())
-        column.addWidget(row)
+        self.options = QVBoxLayout()       # for other controllers' rows (the hierarchy's)
+        column.addLayout(self.options)
         self.note = QLabel(wordWrap=True, visible=False)
         column.addWidget(self.note)
         self.budget_label = QLabel(wordWrap=True)
@@ -170,9 +162,6 @@ class CspController(Controller):
             combo.setEnabled(len(names) >= 2)
         self.note.setText(grey(f"This graph has one metric ({names[0]}): a budget needs a second one."))
         self.note.setVisible(len(names) < 2)
-        self._hierarchies = {}
-        self.hierarchy_row.use_check.setChecked(False)
-        self._show_hierarchy()
         self.reset()
 
     def mode_changed(self, old: str, new: str) -> None:
@@ -198,11 +187,10 @@ class CspController(Controller):
             self.summary.setText("")         # a "working…" line that no answer will replace
 
     # ------------------------------------------------------------------ queries
-    def _metrics(self) -> tuple[str, str]:
+    def metrics(self) -> tuple[str, str]:
         return self.minimize_combo.currentText(), self.budget_combo.currentText()
 
     def _on_metrics_changed(self, _text: str) -> None:
-        self._show_hierarchy()
         if self.session.mode == "csp":
             self.start()
 
@@ -215,7 +203,7 @@ class CspController(Controller):
         if len(s.graph.metric_names) < 2:
             self._error(red("cost-budgeted paths need two metrics"))
             return
-        minimize, budget_metric = self._metrics()
+        minimize, budget_metric = self.metrics()
         self._key = (s.source, s.target, minimize, budget_metric)
         units = s.graph.metric_units
         self.charts.set_metrics(minimize, units.get(minimize, ""), budget_metric,
@@ -228,7 +216,8 @@ class CspController(Controller):
     def _params(self, budget: int, pareto: bool) -> dict:
         source, target, minimize, budget_metric = self._key
         return {"source": source, "target": target, "budget": int(budget), "minimize": minimize,
-                "budget_metric": budget_metric, "pareto": pareto, "hierarchy": self.on_hierarchy()}
+                "budget_metric": budget_metric, "pareto": pareto,
+                "hierarchy": self.hierarchy is not None and self.hierarchy.in_use(self.metrics())}
 
     def budget(self) -> int | None:
         """The budget the slider is at (None before the range is known)."""
@@ -239,7 +228,8 @@ class CspController(Controller):
             self._show_budget()
             self._debounce.start()
 
-    def _query(self) -> None:
+    def requery(self) -> None:
+        """Ask again for the slider's budget (when the range is known)."""
         if self.scale is not None and self._key is not None:
             self.engine.submit("csp", self._params(self.budget(), pareto=True))
 
@@ -279,9 +269,6 @@ class CspController(Controller):
             (p["source"], p["target"], p["minimize"], p["budget_metric"]) == self._key
 
     def on_result(self, job, r) -> None:
-        if job.kind != "csp":
-            self._hierarchy_answered(job, r)
-            return
         if not self._current(job):
             return
         if job.job_id == self._range_job:
@@ -292,10 +279,6 @@ class CspController(Controller):
             self._show(r)
 
     def on_error(self, job, message: str) -> None:
-        if job.kind != "csp":
-            self._show_hierarchy()
-            self.window.show_error(f"{job.label} failed: {message}")
-            return
         if not self._current(job):
             return
         if job.job_id == self._range_job:           # unreachable, or the same node twice
@@ -333,82 +316,13 @@ class CspController(Controller):
         self.high_label.setText(f"shortest path<br><b>{metric_text(r.shortest_cost, unit)}</b>")
         self._show_budget()
         self.summary.setText(WORKING[1])
-        self._query()
+        self.requery()
 
     def _show_budget(self) -> None:
         unit = self.session.graph.metric_units.get(self._key[3], "")
         b = self.budget()
         below = "<br>" + red("below the least cost: no path") if b < self.scale.least else ""
         self.budget_label.setText(f"Budget ({self._key[3]}): <b>{metric_text(b, unit)}</b>{below}")
-
-    # ---------------------------------------------------- bi-criteria hierarchy
-    def on_hierarchy(self) -> bool:
-        """Do queries for the chosen metrics label on a bi-criteria hierarchy?"""
-        return self.hierarchy_row.use_check.isChecked() and self._metrics() in self._hierarchies
-
-    def build_hierarchy(self) -> int | None:
-        """Contract the graph for the two chosen metrics (a long job: the status bar shows
-        its progress and can cancel it)."""
-        if self.session.graph is None or len(self.session.graph.metric_names) < 2:
-            return None
-        minimize, budget_metric = self._metrics()
-        return self._hierarchy_job("csp_hierarchy", {}, f"Building the bi-criteria hierarchy "
-                                   f"({minimize} within {budget_metric})")
-
-    def open_hierarchy(self, path) -> int | None:
-        if self.session.graph is None or len(self.session.graph.metric_names) < 2:
-            return None
-        return self._hierarchy_job("open_csp_hierarchy", {"path": str(path)},
-                                   f"Opening the bi-criteria hierarchy {os.path.basename(str(path))}")
-
-    def save_hierarchy(self, path) -> int | None:
-        if self._metrics() not in self._hierarchies:
-            return None
-        return self._hierarchy_job("save_csp_hierarchy", {"path": str(path)},
-                                   "Saving the bi-criteria hierarchy")
-
-    def _hierarchy_job(self, kind: str, params: dict, label: str) -> int:
-        minimize, budget_metric = self._metrics()
-        job = self.engine.submit(kind, {**params, "minimize": minimize,
-                                        "budget_metric": budget_metric}, label=label)
-        self.hierarchy_row.show_state(self._hierarchies.get(self._metrics()), label + "…")
-        return job
-
-    def _choose_hierarchy_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open bi-criteria hierarchy", "", FILTER)
-        if path:
-            self.open_hierarchy(path)
-
-    def _choose_hierarchy_save_path(self) -> None:
-        minimize, budget_metric = self._metrics()
-        path, _ = QFileDialog.getSaveFileName(
-            self.window, "Save bi-criteria hierarchy",
-            f"{file_stem(self.session.graph)}.{minimize}.{budget_metric}.rlb", FILTER)
-        if path:
-            self.save_hierarchy(path if path.endswith(".rlb") else path + ".rlb")
-
-    def _hierarchy_answered(self, job, answer) -> None:
-        """A hierarchy built or opened (``answer``: its metrics and summary), or saved
-        (``answer``: the path)."""
-        if job.kind == "save_csp_hierarchy":
-            self.window.statusBar().showMessage(f"Saved {answer}", 5000)
-        else:
-            self._hierarchies[tuple(answer["metrics"])] = answer["summary"]
-            if tuple(answer["metrics"]) == self._metrics():
-                self.hierarchy_row.use_check.setChecked(True)      # asked for: used at once
-            self.window.statusBar().showMessage(f"Bi-criteria hierarchy ready: "
-                                                f"{answer['summary']}", 8000)
-        self._show_hierarchy()
-
-    def on_cancelled(self, job, message: str) -> None:
-        self._show_hierarchy()
-        super().on_cancelled(job, message)
-
-    def _show_hierarchy(self) -> None:
-        busy = next((job.label + "…" for kind in ("csp_hierarchy", "open_csp_hierarchy",
-                                                   "save_csp_hierarchy")
-                     for job in [self.engine.job_of(kind)] if job is not None), "")
-        self.hierarchy_row.show_state(self._hierarchies.get(self._metrics()), busy)
 
     # ------------------------------------------------------------------ drawing
     def _draw_path(self, arcs) -> None:

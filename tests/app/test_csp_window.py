@@ -229,8 +229,8 @@ def test_the_bi_criteria_hierarchy_in_the_window(qtbot, window, tmp_path, monkey
     graph = generate_road_network(3000, seed=4)
     load_graph(qtbot, window, graph)
     query = CspQuery(graph)
-    c = csp(window)
-    row = c.hierarchy_row
+    c, h = csp(window), window.controller("csp_hierarchy")
+    row = h.row
     c.mode_action.trigger()
     qtbot.wait(50)
     assert row.build_button.isEnabled() and not row.use_check.isEnabled()
@@ -280,7 +280,7 @@ def test_the_bi_criteria_hierarchy_in_the_window(qtbot, window, tmp_path, monkey
 
     # a file for other metrics is refused, and the window goes on
     with qtbot.waitSignal(window.error_shown, timeout=20_000) as blocker:
-        c.open_hierarchy(path)
+        h.open_hierarchy(path)
     assert "h.rlb" in blocker.args[0] and "not 'travel_time' within 'distance'" in blocker.args[0]
     assert row.build_button.isEnabled() and not row.use_check.isEnabled()
 

@@ -47,11 +47,11 @@ def test_a_saved_hierarchy_loads_with_its_arrays_and_answers(saved):
 
 def _drop_a_search_arc(a, m):
     """An arc the search needs, left out: nothing with its ends dominates it."""
-    key = a["arc_tail"].astype(np.int64) * 10**7 + a["arc_head"]
     listed = a["arcs"]
-    unique = listed[np.unique(key[listed], return_counts=True)[1][
-        np.searchsorted(np.unique(key[listed]), key[listed])] == 1]
-    a["arcs"] = listed[listed != unique[len(unique) // 2]]
+    key = a["arc_tail"][listed].astype(np.int64) * 10**7 + a["arc_head"][listed]
+    keys, counts = np.unique(key, return_counts=True)
+    alone = listed[counts[np.searchsorted(keys, key)] == 1]
+    a["arcs"] = listed[listed != alone[len(alone) // 2]]
 
 
 def _same_level_arc(a, m):

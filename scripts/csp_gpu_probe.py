@@ -3,7 +3,8 @@ twin, times, iterations and labels per query, for one or more option sets.
     python scripts/csp_gpu_probe.py [per_set] ['{"max_labels": 3000000}' ...]
 (each JSON object goes to CspQuery, e.g. '{"lagrangian": "always"}', and
 '{"hierarchy": true}' builds the bi-criteria hierarchy once for it, or loads the .rlb
-file HIERARCHY_FILE names when it exists; SETS=Q3 limits the
+file HIERARCHY_FILE names when it exists, '{"hierarchy": {"core_fraction": 0.005}}'
+builds one with those options; SETS=Q3 limits the
 sets, CPU=1 runs the twin too, GRAPH=2m takes the generated 2 M graph and its sets,
 which store no answers, PASSES=1 prints the passes' durations by kind and size).
 The sets are tests/data/csp_ny_queries.json (the first per_set of each), whose stored
@@ -68,21 +69,24 @@ def print_profile(passes):
               f"ms, mean size {size.mean():.0f}, created per pass {created.mean():.0f}")
 
 
-hierarchy = None
+hierarchies = {}
 for opts in variants:
     shown = dict(opts)
-    if opts.pop("hierarchy", False):              # '{"hierarchy": true}': built once, timed
-        if hierarchy is None and os.path.exists(os.environ.get("HIERARCHY_FILE", "")):
+    build = opts.pop("hierarchy", False)          # true, or the builder's options: built once
+    if build:
+        key = json.dumps(build, sort_keys=True)
+        if not hierarchies and build is True and os.path.exists(os.environ.get("HIERARCHY_FILE", "")):
             from engine.csp.pareto_file import load_pareto_hierarchy
-            hierarchy = load_pareto_hierarchy(os.environ["HIERARCHY_FILE"], g, "distance",
-                                              "travel_time")
-        if hierarchy is None:
+            hierarchies[key] = load_pareto_hierarchy(os.environ["HIERARCHY_FILE"], g, "distance",
+                                                     "travel_time")
+        if key not in hierarchies:
             from engine.csp.pareto_hierarchy import pareto_hierarchy_for
-            hierarchy = pareto_hierarchy_for(g, "distance", "travel_time")
-            print(f"bi-criteria hierarchy: {hierarchy.build_ms:.0f} ms, core "
-                  f"{int(hierarchy.core.sum())} nodes, {hierarchy.num_levels} levels, "
-                  f"{hierarchy.num_shortcuts} shortcuts", flush=True)
-        opts["hierarchy"] = hierarchy
+            h = hierarchies[key] = pareto_hierarchy_for(g, "distance", "travel_time",
+                                                        **(build if isinstance(build, dict) else {}))
+            print(f"bi-criteria hierarchy {key}: {h.build_ms:.0f} ms, core "
+                  f"{int(h.core.sum())} nodes, {h.num_levels} levels, "
+                  f"{h.num_shortcuts} shortcuts", flush=True)
+        opts["hierarchy"] = hierarchies[key]
     q = CspQuery(g, backend=gpu, **opts)
     s, t, b = internal_queries(g, sets, "Q1")[0]
     q.solve(s, t, b)
@@ -104,7 +108,7 @@ for opts in variants:
             iters = r.stats.get("iterations", 0)
             # the kernels' time is the last labeling's: none ran for an answer by the bounds
             kernel_ms = q.gpu.labeling.kernel_ms if r.answered_by != "bounds" else 0.0
-            rows.append(dict(gpu=r.ms["total"], cpu=c.ms["total"] if c else np.nan, ok=ok,
+            rows.append(dict(gpu=r.ms["total"], bounds=r.ms["bounds"], cpu=c.ms["total"] if c else np.nan, ok=ok,
                              per_iteration=kernel_ms * 1000 / iters if iters else np.nan,
                              created=r.stats["created"], iterations=iters))
             twin = f" cpu {c.ms['total']:.1f} cpu_created {c.stats['created']}" if c else ""
@@ -116,11 +120,12 @@ for opts in variants:
         if not rows:
             continue
         print_profile(passes)
-        keys = ["gpu", "per_iteration", "created", "iterations"] + (["cpu"] if cpu else [])
+        keys = ["gpu", "bounds", "per_iteration", "created", "iterations"] + (["cpu"] if cpu else [])
         med = {k: np.nanmedian([row[k] for row in rows]) for k in keys}
         checked = [row["ok"] for row in rows if row["ok"] is not None]
         twin = f", cpu {med['cpu']:.1f} ms" if cpu else ""
-        print(f"{shown} {name} median gpu {med['gpu']:.2f} ms{twin}, per iteration "
+        print(f"{shown} {name} median gpu {med['gpu']:.2f} ms (bounds {med['bounds']:.2f})"
+              f"{twin}, per iteration "
               f"{med['per_iteration']:.1f} us, created {med['created']:.0f}, iterations "
               f"{med['iterations']:.0f}; "
               f"p90 gpu {np.percentile([row['gpu'] for row in rows], 90):.2f}; "

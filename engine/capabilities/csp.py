@@ -54,6 +54,8 @@ def _use_hierarchy_file(workspace, params: dict, minimize: str, budget_metric: s
         params["hierarchy_written"] = False
         return
     from engine.csp.pareto_file import save_pareto_hierarchy
+    from engine.io.atomic import check_writable
+    check_writable(path)                # before a build that may take minutes
     save_pareto_hierarchy(workspace.csp_hierarchy(minimize, budget_metric), path)
     params["hierarchy_written"] = True
 

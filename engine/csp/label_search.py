@@ -88,9 +88,10 @@ def _grow_all(k, node, lab_l, lab_c, parent, arc, pk, heap):
 
 
 @numba.njit(cache=True)
-def _record(history, rows, stats, frontier):
-    """One HISTORY row (the counts so far) while there is room; the rows written."""
-    if rows < history.shape[0]:
+def _record(history, rows, stats, frontier, last=False):
+    """One HISTORY row (the counts so far) while there is room, the last slot kept for
+    the ``last`` row, so that even a short search charts its course; the rows written."""
+    if rows < history.shape[0] - 1 or (last and rows < history.shape[0]):
         history[rows, 0], history[rows, 1] = stats[1], frontier
         history[rows, 2], history[rows, 3] = stats[2], stats[3]
         history[rows, 4], history[rows, 5] = stats[4], stats[0]
@@ -191,6 +192,8 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
             stats[0] += 1
     if nfound == 0 and best >= 0:
         found[0], nfound, completion = best, 1, 2
+    if rows == 0 or history[rows - 1, 0] != stats[1] or history[rows - 1, 5] != stats[0]:
+        rows = _record(history, rows, stats, size, last=True)
     return node[:count], lab_l[:count], lab_c[:count], parent[:count], arc[:count], \
         found[:nfound], completion, rows, overflow
 

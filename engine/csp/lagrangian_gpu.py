@@ -36,6 +36,7 @@ class GpuLagrangian:
         self.cost = bounds.cost.astype(np.int64)
         n = bounds.n
         self.next_arc, self.along = xp.empty(n, np.int32), xp.empty(n, np.int64)
+        self.scratch = (xp.empty(n, np.int32), xp.empty(n, np.int32), xp.empty(n, np.int64))
         self.target = xp.empty(1, np.int32)
         if n:      # compile the kernels now: a query's LARAC time never includes it
             self.search(0, 0)(0, 1, 0)
@@ -52,7 +53,7 @@ class GpuLagrangian:
             d = xp.empty(bd.n, np.int64)
             self.target.fill(int(target))
             bd.tree((q * self.length + p * self.cost).astype(np.int32), bd.cost, d64, d,
-                    self.next_arc, self.along, self.target)
+                    self.next_arc, self.along, self.target, self.scratch)
             d_source, cost = (int(x) for x in self.backend.to_host(
                 xp.stack([d[source], self.along[source]])))
             if cost == INF:

@@ -71,7 +71,7 @@ class LayeredGraph:
     @classmethod
     def of(cls, h: ParetoHierarchy) -> "LayeredGraph":
         n, core = h.num_nodes, h.core
-        a = h.arcs
+        a = h.arcs.astype(np.int64)
         t, w = h.arc_tail[a].astype(np.int64), h.arc_head[a].astype(np.int64)
         across = core[t] & core[w]
         up = ~across & (h.level[t] < h.level[w])

@@ -21,7 +21,7 @@ from engine.io.validate import read_meta, read_npz
 from engine.io.validate_pareto_hierarchy import PARETO_HIERARCHY_KEYS, check_pareto_hierarchy
 
 FORMAT = "routelab-pareto-hierarchy"
-VERSION = 1
+VERSION = 2                     # 2: arc_child and arcs as int32 (half the size of 1)
 SUFFIX = ".rlb"
 WHAT = "RouteLab bi-criteria hierarchy"
 ARRAYS = ("level", "arc_tail", "arc_head", "arc_length", "arc_cost", "arc_child", "arcs")

@@ -43,7 +43,7 @@ def _check_arcs(path, h, n: int, m: int) -> None:
     if total < m or total >= INT32_MAX:
         raise LoadError(path, f"{total} hierarchy arcs for {m} original arcs")
     head = need(path, h.arc_head, "arc_head", np.int32, (total,))
-    child = need(path, h.arc_child, "arc_child", np.int64, (total, 2))
+    child = need(path, h.arc_child, "arc_child", np.int32, (total, 2))
     in_range(path, tail, "arc tail", 0, n - 1)
     in_range(path, head, "arc head", 0, n - 1)
     for name in ("length", "cost"):
@@ -75,7 +75,7 @@ def _check_levels(path, h, level: np.ndarray, levels: int) -> None:
     lt, lh = level[tail], level[head]
     if np.any(proper & (lt == lh) & (lt < levels)):
         raise LoadError(path, "an arc joins two nodes of the same contracted level")
-    arcs = need(path, h.arcs, "arcs", np.int64, (None,))
+    arcs = need(path, h.arcs, "arcs", np.int32, (None,))
     in_range(path, arcs, "arcs", 0, tail.size - 1)
     if np.any(arcs[1:] <= arcs[:-1]):
         raise LoadError(path, "arcs is not sorted without repeats")

@@ -124,6 +124,19 @@ def test_bounds_never_change_the_answer(gen):
     assert labelled >= 5
 
 
+def test_the_history_ends_with_the_final_counts(gen):
+    """However short the search, its last history row holds its final counts."""
+    g, q, plain = gen
+    for query in (q, plain):
+        for s, t, budget, _ in halfway_budgets(g, q, 5, 6):
+            r = query.solve(s, t, budget)
+            if not r.answered_by.startswith("labeling"):
+                continue
+            last = dict(zip(r.history_columns, r.history[-1].tolist()))
+            assert (last["settled"], last["created"]) == (r.stats["settled"], r.stats["created"])
+            assert len(r.history) >= 2 or r.stats["settled"] == 1
+
+
 def test_edge_cases(gen):
     g, q, _ = gen
     check_edge_cases(g, q)

@@ -180,3 +180,17 @@ def test_cli_builds_writes_and_reuses_a_file(tmp_path):
     other = cli(*args[:-2], "--hierarchy-file", str(file), "--minimize", "travel_time",
                 "--budget-metric", "distance")
     assert other.returncode != 0 and "g.rlb" in other.stderr and "not 'travel_time'" in other.stderr
+
+
+def test_a_hierarchy_file_in_a_missing_folder_fails_before_the_build(tmp_path):
+    from engine.capabilities.csp import run
+    g = generate_road_network(1_000, seed=3)
+    ws = Workspace(g)
+    params = {"source": 3, "target": 500, "budget": 10**9,
+              "hierarchy_file": str(tmp_path / "no such folder" / "g.rlb")}
+    with pytest.raises(FileNotFoundError, match="no such folder"):
+        run(ws, params, None)
+    assert ws.csp_hierarchy("distance", "travel_time", build=False) is None   # nothing built
+    params["hierarchy_file"] = str(tmp_path)
+    with pytest.raises(LoadError, match="is a directory"):
+        run(ws, params, None)

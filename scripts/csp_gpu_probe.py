@@ -75,14 +75,14 @@ for opts in variants:
     build = opts.pop("hierarchy", False)          # true, or the builder's options: built once
     if build:
         key = json.dumps(build, sort_keys=True)
-        if not hierarchies and build is True and os.path.exists(os.environ.get("HIERARCHY_FILE", "")):
+        saved = os.environ.get("HIERARCHY_FILE", "")
+        if build is True and key not in hierarchies and os.path.exists(saved):
             from engine.csp.pareto_file import load_pareto_hierarchy
-            hierarchies[key] = load_pareto_hierarchy(os.environ["HIERARCHY_FILE"], g, "distance",
-                                                     "travel_time")
+            hierarchies[key] = load_pareto_hierarchy(saved, g, "distance", "travel_time")
         if key not in hierarchies:
             from engine.csp.pareto_hierarchy import pareto_hierarchy_for
-            h = hierarchies[key] = pareto_hierarchy_for(g, "distance", "travel_time",
-                                                        **(build if isinstance(build, dict) else {}))
+            options = build if isinstance(build, dict) else {}
+            h = hierarchies[key] = pareto_hierarchy_for(g, "distance", "travel_time", **options)
             print(f"bi-criteria hierarchy {key}: {h.build_ms:.0f} ms, core "
                   f"{int(h.core.sum())} nodes, {h.num_levels} levels, "
                   f"{h.num_shortcuts} shortcuts", flush=True)
@@ -108,7 +108,8 @@ for opts in variants:
             iters = r.stats.get("iterations", 0)
             # the kernels' time is the last labeling's: none ran for an answer by the bounds
             kernel_ms = q.gpu.labeling.kernel_ms if r.answered_by != "bounds" else 0.0
-            rows.append(dict(gpu=r.ms["total"], bounds=r.ms["bounds"], cpu=c.ms["total"] if c else np.nan, ok=ok,
+            rows.append(dict(gpu=r.ms["total"], bounds=r.ms["bounds"],
+                             cpu=c.ms["total"] if c else np.nan, ok=ok,
                              per_iteration=kernel_ms * 1000 / iters if iters else np.nan,
                              created=r.stats["created"], iterations=iters))
             twin = f" cpu {c.ms['total']:.1f} cpu_created {c.stats['created']}" if c else ""
@@ -120,7 +121,8 @@ for opts in variants:
         if not rows:
             continue
         print_profile(passes)
-        keys = ["gpu", "bounds", "per_iteration", "created", "iterations"] + (["cpu"] if cpu else [])
+        keys = ["gpu", "bounds", "per_iteration", "created", "iterations"] + \
+            (["cpu"] if cpu else [])
         med = {k: np.nanmedian([row[k] for row in rows]) for k in keys}
         checked = [row["ok"] for row in rows if row["ok"] is not None]
         twin = f", cpu {med['cpu']:.1f} ms" if cpu else ""

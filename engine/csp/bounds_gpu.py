@@ -52,8 +52,7 @@ class GpuBounds:
         self._tree_args = {
             "length": (self.len, self.cost, self.lb_l, self.length_next, self.cost_along),
             "cost": (self.cost, self.len, self.lb_c, self.cost_next, self.length_along)}
-        self._scratch = {name: (xp.empty(n, np.int32), xp.empty(n, np.int32),
-                                xp.empty(n, np.int64)) for name in self.phast}
+        self._scratch = {name: self.tree_scratch() for name in self.phast}
         self._trees = None
         self.side = xp.cuda.Stream(non_blocking=True)
         self.forked, self.joined = (xp.cuda.Event(disable_timing=True) for _ in range(2))
@@ -87,10 +86,17 @@ class GpuBounds:
         w, other, lb, next_arc, along = self._tree_args[name]
         self.tree(w, other, self._d[name], lb, next_arc, along, target, self._scratch[name])
 
+    def tree_scratch(self) -> tuple:
+        """Pointer-jumping buffers for ``tree``: one set per caller that may run beside
+        another (the two metrics' trees run on two streams)."""
+        xp, n = self.backend.xp, self.n
+        return xp.empty(n, np.int32), xp.empty(n, np.int32), xp.empty(n, np.int64)
+
     def tree(self, w, other, d, lb, next_arc, along, target_buffer, scratch) -> None:
         """From distances ``d`` (uint64) to the target under forward arc weights ``w``:
         ``lb`` (int64, INF none), each node's first tree arc and the sum of ``other``
-        along its tree path (``along``; INF where a zero-weight loop hides it)."""
+        along its tree path (``along``; INF where a zero-weight loop hides it), with
+        ``scratch`` from ``tree_scratch``."""
         b, n = self.backend, np.int32(self.n)
         ptr, tmp, spare = scratch
         b.launch("csp", "csp_tree", (self.first_out, self.head, w, other, d, n, target_buffer,

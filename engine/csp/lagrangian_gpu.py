@@ -36,7 +36,7 @@ class GpuLagrangian:
         self.cost = bounds.cost.astype(np.int64)
         n = bounds.n
         self.next_arc, self.along = xp.empty(n, np.int32), xp.empty(n, np.int64)
-        self.scratch = (xp.empty(n, np.int32), xp.empty(n, np.int32), xp.empty(n, np.int64))
+        self.scratch = bounds.tree_scratch()
         self.target = xp.empty(1, np.int32)
         if n:      # compile the kernels now: a query's LARAC time never includes it
             self.search(0, 0)(0, 1, 0)

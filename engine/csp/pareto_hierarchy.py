@@ -128,8 +128,8 @@ class _ArcTable:
         remaining-graph rows with hierarchy ids ``row_id``); their ids."""
         ids = np.arange(self.size, self.size + len(new), dtype=np.int64)
         self.size += len(new)
-        if self.size > np.iinfo(np.int32).max:      # arc ids are stored as int32
-            raise MemoryError(f"the hierarchy needs over {np.iinfo(np.int32).max:,} arcs")
+        if self.size >= np.iinfo(np.int32).max:     # arc ids are int32 (as the validator asks)
+            raise MemoryError(f"the hierarchy needs {np.iinfo(np.int32).max:,} arcs or more")
         self.tail.append(new[:, 0].astype(np.int32))
         self.head.append(new[:, 1].astype(np.int32))
         self.length.append(new[:, 2])

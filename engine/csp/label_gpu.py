@@ -47,6 +47,9 @@ GPU_HISTORY = ("iteration", "frontier", "k_t", "expanded", "created", "pruned_co
 INF = np.iinfo(np.int64).max
 NBINS, AR_RING = 2048, 64
 BYTES_PER_LABEL = 32 + 16 + 25    # the label, its four frontier slots, its list entry (+ chunks)
+START_LABELS = 50_000_000         # allocated at first (3.7 GB); a query that needs more grows them
+GROWTH = 4                        # ... by this factor at a time (and back after that query)
+MEMORY_SHARE = 0.4                # of the device memory free (theirs included) labels may take
 K_MIN, K_MAX = 64, 1 << 16
 CHAIN = 16                        # hops a warp goes on within a pass (engine/kernels/csp.cu expand)
 RUN_ARCS = 32                     # ... after a hop of at most this many arcs
@@ -65,6 +68,8 @@ class GpuRun:
     completion: int                   # 0 at the target, 1 shortest tail, 2 least-cost tail
     pareto: list | None               # [(length, cost, arcs)] of the alive target labels
     history: np.ndarray               # int64 [iterations, len(GPU_HISTORY)]
+    capacity: int = 0                 # the labels it had room for
+    reruns: int = 0                   # runs before it that ran out of labels (search_gpu)
 
     @property
     def stats(self) -> dict:
@@ -75,7 +80,7 @@ class GpuLabeling:
     """Device buffers for one graph, reused by every query."""
 
     def __init__(self, graph, length: np.ndarray, cost: np.ndarray, backend,
-                 max_labels: int, blocks: int | None = None, threads: int = 512,
+                 max_labels: int | None, blocks: int | None = None, threads: int = 512,
                  k_min: int = K_MIN, k_max: int = K_MAX, adaptive: bool = True,
                  chain: int = CHAIN, run_arcs: int = RUN_ARCS) -> None:
         xp = self.xp = backend.xp
@@ -83,20 +88,10 @@ class GpuLabeling:
             raise ValueError("threads per block must be a multiple of 32 from 64 to 512 "
                              "(the control step uses two warps; the kernel is built for 512)")
         self.backend, self.n = backend, graph.num_nodes
-        free = backend.xp.cuda.runtime.memGetInfo()[0]
-        self.capacity = int(max(1024, min(max_labels, 0.4 * free // BYTES_PER_LABEL)))
-        # list chunks: chunk v is vertex v's first; a later one is added only when the
-        # chunks before it are full, so at most one per 8 labels follows
-        self.pool = self.n + self.capacity // 8 + 1
-        cap = self.capacity
-        self.lab_node, self.lab_l, self.lab_c = (xp.empty(cap, np.int32), xp.empty(cap, np.int64),
-                                                 xp.empty(cap, np.int64))
-        self.lab_parent, self.lab_arc = xp.empty(cap, np.int32), xp.empty(cap, np.int32)
-        self.lab_dead = xp.empty(cap, np.int32)
+        self.max_labels = max_labels             # None: as many as the device memory holds
+        self.capacity = 0
+        self.base = self._allocate(min(START_LABELS, max_labels or START_LABELS))
         self.vhead, self.lock = xp.full(self.n, -1, np.int32), xp.zeros(self.n, np.int32)
-        self.slots, self.chunk_next = xp.empty(self.pool * 8, np.int32), xp.empty(self.pool, np.int32)
-        self.slot_l, self.slot_c = xp.empty(self.pool * 8, np.int64), xp.empty(self.pool * 8, np.int64)
-        self.frontier = [xp.empty(cap, np.int32) for _ in range(4)]   # near x 2, far x 2
         self.ctl = xp.zeros(CTL_SIZE, np.int64)
         self.hist = xp.zeros(NBINS, np.int32)
         self.ratios = xp.zeros(2 * AR_RING, np.float64)
@@ -113,6 +108,55 @@ class GpuLabeling:
         # one block per multiprocessor (the kernel is cooperative: all must be resident)
         self.blocks = blocks or xp.cuda.Device().attributes["MultiProcessorCount"]
         self.ctl_host = backend.host_empty(CTL_SIZE, np.int64)
+
+    def _allocate(self, wanted: int) -> int:
+        """(Re)allocates the label buffers for ``wanted`` labels, or as many as
+        MEMORY_SHARE of the free device memory holds (at least 1024); returns how many."""
+        xp = self.xp
+        self._release()
+        pool = xp.get_default_memory_pool()
+        free = xp.cuda.runtime.memGetInfo()[0] + pool.free_bytes()
+        cap = self.capacity = int(max(1024, min(wanted, MEMORY_SHARE * free // BYTES_PER_LABEL)))
+        # list chunks: chunk v is vertex v's first; a later one is added only when the
+        # chunks before it are full, so at most one per 8 labels follows
+        self.pool = self.n + cap // 8 + 1
+        self.lab_node, self.lab_l, self.lab_c = (xp.empty(cap, np.int32), xp.empty(cap, np.int64),
+                                                 xp.empty(cap, np.int64))
+        self.lab_parent, self.lab_arc = xp.empty(cap, np.int32), xp.empty(cap, np.int32)
+        self.lab_dead = xp.empty(cap, np.int32)
+        self.slots, self.chunk_next = xp.empty(self.pool * 8, np.int32), xp.empty(self.pool, np.int32)
+        self.slot_l, self.slot_c = xp.empty(self.pool * 8, np.int64), xp.empty(self.pool * 8, np.int64)
+        self.frontier = [xp.empty(cap, np.int32) for _ in range(4)]   # near x 2, far x 2
+        return cap
+
+    def _release(self) -> None:
+        self.lab_node = self.lab_l = self.lab_c = self.lab_parent = self.lab_arc = None
+        self.lab_dead = self.slots = self.chunk_next = self.slot_l = self.slot_c = None
+        self.frontier = []
+
+    def grow(self) -> bool:
+        """More label memory for a query that ran out (GROWTH times as much, up to
+        ``max_labels`` or the device memory); False when there can be no more. The
+        query then runs again: labels are exact, so a run is never resumed."""
+        old = self.capacity
+        wanted = old * GROWTH if self.max_labels is None else min(old * GROWTH, self.max_labels)
+        if wanted <= old:
+            return False
+        try:
+            if self._allocate(wanted) > old:
+                return True
+        except MemoryError:                   # cupy's OutOfMemoryError: keep what we had
+            self._release()
+            self.xp.get_default_memory_pool().free_all_blocks()
+        self._allocate(old)
+        return False
+
+    def shrink(self) -> None:
+        """Back to the first allocation after a query that grew the labels (so one hard
+        query does not keep gigabytes of device memory)."""
+        if self.capacity > self.base:
+            self._allocate(self.base)
+            self.xp.get_default_memory_pool().free_all_blocks()
 
     def solve(self, source: int, target: int, budget: int, prune, exact, flags: int,
               lagrange=None, label_limit: int | None = None, meanwhile=None) -> GpuRun:
@@ -171,7 +215,7 @@ class GpuLabeling:
         rows = min(int(ctl[AT["iterations"]]), HISTORY_ROWS)
         history = self.backend.to_host(self.history[:rows]) if rows else \
             np.zeros((0, len(GPU_HISTORY)), np.int64)
-        run = GpuRun(status, ctl, None, -1, -1, None, history)
+        run = GpuRun(status, ctl, None, -1, -1, None, history, self.capacity)
         if status != DONE or count == 0:
             self.hist.fill(0)                     # a run that stopped early leaves it dirty
             return run

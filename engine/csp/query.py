@@ -36,7 +36,7 @@ from engine.csp.layered import LayeredGraph
 from engine.csp.pareto_hierarchy import ParetoHierarchy
 from engine.paths import Path, Unreachable, check_node, path_from_arcs, unreachable
 
-MAX_LABELS = 50_000_000        # about 2 GB of labels: beyond it a query fails clearly
+MAX_LABELS = 50_000_000        # CPU: about 2 GB of labels; beyond it a query fails clearly
 HISTORY_ROWS = 4096
 
 
@@ -93,7 +93,7 @@ class CspQuery:
     label = "label-setting with bounds"
 
     def __init__(self, graph, minimize: str = "distance", budget_metric: str = "travel_time",
-                 bounds: bool = True, max_labels: int = MAX_LABELS, backend=None,
+                 bounds: bool = True, max_labels: int | None = None, backend=None,
                  lagrangian: str = "auto", lagrangian_after: int | None = None,
                  hierarchy: ParetoHierarchy | None = None, **gpu_options) -> None:
         require_metrics(graph, minimize, budget_metric)
@@ -102,7 +102,10 @@ class CspQuery:
         self.cost = np.ascontiguousarray(graph.metrics[budget_metric], dtype=np.int64)
         if self.length.min(initial=0) < 0 or self.cost.min(initial=0) < 0:
             raise ValueError("cost-budgeted paths need non-negative lengths and costs")
-        self.use_bounds, self.max_labels = bounds, max_labels
+        # None: MAX_LABELS on the CPU; on the GPU as many as the device memory holds
+        # (engine.csp.label_gpu grows them for a query that needs more)
+        self.use_bounds, self.label_cap = bounds, max_labels
+        self.max_labels = MAX_LABELS if max_labels is None else max_labels
         if lagrangian not in POLICIES:
             raise ValueError(f"lagrangian must be one of {', '.join(POLICIES)}, not {lagrangian!r}")
         self.lagrangian = lagrangian
@@ -251,9 +254,12 @@ class CspQuery:
                                   f"{least:,} ({self.budget_metric})", least)
 
     @staticmethod
-    def out_of_labels(limit: int) -> LabelMemoryExceeded:
-        return LabelMemoryExceeded(f"the search needed more than {limit:,} labels; no answer "
-                                   f"is given (raise the limit or the budget)")
+    def out_of_labels(limit: int, device_memory: bool = False) -> LabelMemoryExceeded:
+        """``device_memory``: the limit was all the GPU's free memory holds."""
+        why = ("as many as the GPU's free memory holds; no answer is given (free GPU memory, "
+               "or raise the budget)") if device_memory else \
+            "no answer is given (raise the limit or the budget)"
+        return LabelMemoryExceeded(f"the search needed more than {limit:,} labels, {why}")
 
     def _result(self, base: dict, arcs: np.ndarray, how: str, stats) -> CspResult:
         return self.result(base, arcs, how, dict(zip(STATS, stats.tolist())))

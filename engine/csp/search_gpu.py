@@ -18,6 +18,7 @@ from engine.csp.label_gpu import (AT, BY_BOUNDS, COMPLETE, DONE, GPU_HISTORY, OU
 from engine.paths import unreachable
 
 HIERARCHY_RUN_ARCS = 256      # NY Q3 on the H100: 11.2 ms at 32, 7.7 at 128, 7.2 at 256, 9.7 unbounded
+OUT_OF_MEMORY = (OUT_OF_LABELS, OUT_OF_LISTS)
 HOW = {0: "labeling", 1: "labeling (shortest completion)", 2: "labeling (least-cost completion)"}
 
 
@@ -33,7 +34,7 @@ class GpuSearch:
             options.setdefault("run_arcs", HIERARCHY_RUN_ARCS)
         self.labeling = GpuLabeling(lg or g, query.length if lg is None else lg.length,
                                     query.cost if lg is None else lg.cost, backend,
-                                    query.max_labels, **options)
+                                    query.label_cap, **options)
         self.lagrange = GpuLagrangian(self.bounds, backend)
         xp = backend.xp
         self.zeros, self.infs = xp.zeros(g.num_nodes, np.int64), xp.full(g.num_nodes, INF, np.int64)
@@ -70,8 +71,8 @@ class GpuSearch:
         least = int(ctl[AT["src_lb_c"]])
         if run.status == OVER_BUDGET:
             raise q.over_budget(budget, least)
-        if run.status in (OUT_OF_LABELS, OUT_OF_LISTS):
-            raise q.out_of_labels(self.labeling.capacity)
+        if run.status in OUT_OF_MEMORY:
+            raise q.out_of_labels(run.capacity, device_memory=q.label_cap is None)
         if run.status not in (DONE, BY_BOUNDS):
             raise RuntimeError(f"the GPU labeling stopped with status {run.status}")
         self.trees_copied.synchronize()
@@ -126,13 +127,22 @@ class GpuSearch:
         run = self.labeling.solve(source, goal, budget, prune, exact, flags, bound, limit,
                                   meanwhile)
         first = None
-        if run.status == OUT_OF_LABELS and policy == "auto" and limit < self.labeling.capacity:
+        if run.status in OUT_OF_MEMORY and policy == "auto":
             first = run                      # a hard query: start over with the bound too
             bound = self._lagrangian(source, target, budget)
             run = self.labeling.solve(source, goal, budget, prune, exact, flags, bound)
-            later = run.history.copy()       # the history goes on from the first run's
+        reruns = 0
+        try:                                 # still out of labels: more memory, run again
+            while run.status in OUT_OF_MEMORY and self.labeling.grow():
+                reruns += 1
+                run = self.labeling.solve(source, goal, budget, prune, exact, flags, bound)
+        finally:
+            self.labeling.shrink()
+        if first is not None:                # the history goes on from the first run's
+            later = run.history.copy()
             later[:, GPU_HISTORY.index("iteration")] += len(first.history)
             run.history = np.concatenate([first.history, later])
+        run.reruns = reruns
         return run, first, bound
 
     def _down_set(self, target: int):
@@ -219,10 +229,11 @@ class GpuSearch:
         if first is not None:
             s = {k: v + first.stats[k] for k, v in s.items()}
         iterations = sum(int(r.ctl[AT["iterations"]]) for r in (run, first) if r is not None)
+        more = {"reruns_with_more_memory": run.reruns} if run.reruns else {}
         return {"created": s["created"], "settled": s["expanded"],
                 "pruned_cost_bound": s["pruned_cost_bound"],
                 "pruned_length_bound": s["pruned_length_bound"],
                 "pruned_dominated": s["pruned_hash"] + s["pruned_list"] + s["dead"],
                 "pruned_hash": s["pruned_hash"], "pruned_list": s["pruned_list"],
                 "dead": s["dead"], "pruned_lagrangian": s["pruned_lagrangian"],
-                "iterations": iterations}
+                "iterations": iterations, **more}

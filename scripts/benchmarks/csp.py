@@ -93,8 +93,9 @@ def _notes(variant, results, over, left, extra=""):
     if variant.limit:
         parts.append(f"first {variant.limit} queries")
     if over:
-        cap = getattr(variant.solver, "max_labels", VINE_LABELS)
-        parts.append(f"{over} over {cap:,} labels (left out)")
+        cap = getattr(variant.solver, "label_cap", None)     # None: the GPU's memory
+        parts.append(f"{over} over {cap:,} labels (left out)" if cap else
+                     f"{over} out of GPU label memory (left out)")
     if left:
         parts.append(f"{left} left out (past {variant.budget_s:.0f} s)")
     return "; ".join(parts + ([extra] if extra else []))
@@ -211,6 +212,7 @@ def _variants(g, backend, twin_budget_s=None, hierarchy=None):
     the CPU twin, K_t fixed and no Lagrangian bound); with a ``hierarchy``, rows on it."""
     from engine.backend import cpu_backend
     from engine.csp import CspQuery
+    from engine.csp.query import MAX_LABELS    # the row without LARAC stops there (as before)
     on = backend.name.upper()
     capped = dict(budget_s=CAPPED_BUDGET_S)
     variants = []
@@ -227,7 +229,8 @@ def _variants(g, backend, twin_budget_s=None, hierarchy=None):
                                     budget_s=twin_budget_s))
     variants += [
         Variant(f"with our bounds ({on})", CspQuery(g, backend=backend)),
-        Variant(f"no Lagrangian bound ({on})", CspQuery(g, backend=backend, lagrangian="never"),
+        Variant(f"no Lagrangian bound ({on})", CspQuery(g, backend=backend, lagrangian="never",
+                                                         max_labels=MAX_LABELS),
                 budget_s=twin_budget_s),
         Variant(f"Lagrangian bound from the start ({on})",
                 CspQuery(g, backend=backend, lagrangian="always")),

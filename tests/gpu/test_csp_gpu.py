@@ -219,6 +219,67 @@ def test_label_memory_is_an_error(gpu):
     pytest.fail("no query exceeded 1,024 labels")
 
 
+def _middle_budget_queries(g, gpu, seed, count):
+    """(s, t, budget) with the budget halfway between the least cost and the shortest
+    path's cost: queries the labeling has to answer."""
+    top = CspQuery(g, backend=gpu)
+    rng, found = np.random.default_rng(seed), []
+    for s, t in rng.integers(0, g.num_nodes, (20 * count, 2)):
+        try:
+            r = top.solve(int(s), int(t), 10**12)
+        except Unreachable:
+            continue
+        if r.shortest_cost > r.least_cost and r.shortest_length > 0:
+            found.append((int(s), int(t), (r.least_cost + r.shortest_cost) // 2))
+        if len(found) == count:
+            break
+    return found
+
+
+def test_label_memory_grows_for_a_query_that_needs_more(gpu, monkeypatch):
+    from engine.csp import label_gpu
+    monkeypatch.setattr(label_gpu, "START_LABELS", 1024)
+    g = generate_road_network(20_000, seed=4)
+    small = CspQuery(g, bounds=False, backend=gpu)          # starts with room for 1,024
+    cpu = CspQuery(g, bounds=False, backend=cpu_backend())
+    grown = 0
+    for s, t, budget in _middle_budget_queries(g, gpu, 5, 12):
+        r = small.solve(s, t, budget)
+        assert r.length == cpu.solve(s, t, budget).length and r.cost <= budget
+        grown += r.stats.get("reruns_with_more_memory", 0) > 0
+        assert small.gpu.labeling.capacity == 1024          # given back after the query
+    assert grown, "no query needed more than 1,024 labels"
+
+
+def test_no_device_memory_to_grow_is_a_clear_error(gpu, monkeypatch):
+    from engine.csp import label_gpu
+    monkeypatch.setattr(label_gpu, "START_LABELS", 1024)
+    allocate = label_gpu.GpuLabeling._allocate
+
+    def out_of_memory_above_1024(self, wanted):
+        if wanted > 1024:
+            raise MemoryError("out of memory (simulated)")   # cupy's OutOfMemoryError is one
+        return allocate(self, wanted)
+
+    g = generate_road_network(20_000, seed=4)
+    q = CspQuery(g, bounds=False, backend=gpu)
+    queries = _middle_budget_queries(g, gpu, 5, 12)
+    monkeypatch.setattr(label_gpu.GpuLabeling, "_allocate", out_of_memory_above_1024)
+    failed = None
+    for s, t, budget in queries:
+        try:
+            q.solve(s, t, budget)
+        except LabelMemoryExceeded as e:
+            assert "more than 1,024 labels, as many as the GPU's free memory holds" in str(e)
+            failed = (s, t, budget)
+            break
+    assert failed, "no query needed more than 1,024 labels"
+    monkeypatch.setattr(label_gpu.GpuLabeling, "_allocate", allocate)
+    s, t, budget = failed                                   # still usable, and now it grows
+    expected = CspQuery(g, bounds=False, backend=cpu_backend()).solve(s, t, budget)
+    assert q.solve(s, t, budget).length == expected.length
+
+
 def test_history_and_stats(gpu):
     g = generate_road_network(20_000, seed=6)
     q = CspQuery(g, backend=gpu)

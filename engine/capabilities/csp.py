@@ -32,7 +32,7 @@ def run(workspace, params: dict, ctx):
                                 hierarchy=on_hierarchy)
     budget = budget_in_raw_units(params.get("budget"), unit_of(workspace.graph.metric_units, budget_metric))
     result = query.solve(int(params["source"]), int(params["target"]), budget,
-                         pareto=bool(params.get("pareto")))
+                         pareto=bool(params.get("pareto")), cancel=ctx.cancel)
     if params.get("geojson") or params.get("gpx"):
         _export(workspace, params, result, minimize, budget_metric)
     return result

@@ -133,16 +133,19 @@ class CspQuery:
             from engine.csp.search_gpu import GpuSearch
             self.gpu = GpuSearch(self, **gpu_options)
 
-    def solve(self, source: int, target: int, budget: int, pareto: bool = False) -> CspResult:
+    def solve(self, source: int, target: int, budget: int, pareto: bool = False,
+              cancel=None) -> CspResult:
         """The least-length path from ``source`` to ``target`` costing at most
         ``budget`` (and, with ``pareto``, every non-dominated (length, cost) point
-        within it). Raises Unreachable, or NoPathWithinBudget with the least cost."""
+        within it). Raises Unreachable, or NoPathWithinBudget with the least cost.
+        ``cancel`` (engine.progress.CancelToken): checked before the GPU runs a query
+        again with more label memory."""
         g = self.graph
         check_node(g, source)
         check_node(g, target)
         budget = int(budget)
         if self.gpu is not None:
-            return self.gpu.solve(source, target, budget, pareto)
+            return self.gpu.solve(source, target, budget, pareto, cancel)
         t0 = time.perf_counter()
         b = compute_bounds(g, self.reverse, self.length, self.cost, source, target, budget,
                            full_length=pareto or not self.use_bounds)
@@ -188,7 +191,7 @@ class CspQuery:
             restart = int(stats[0])          # a hard query: start over with the bound too
             bound = self.lagrangian_bound(b, s, t, budget)
         if overflow:
-            raise self.out_of_labels(self.max_labels)
+            raise self.out_of_labels(self.max_labels, pareto=pareto)
         if found.size == 0:           # the bounds said a path exists within the budget
             raise RuntimeError("label-setting found no path that the bounds promised")
         base = dict(base, history=history[:rows])
@@ -254,11 +257,16 @@ class CspQuery:
                                   f"{least:,} ({self.budget_metric})", least)
 
     @staticmethod
-    def out_of_labels(limit: int, device_memory: bool = False) -> LabelMemoryExceeded:
+    def out_of_labels(limit: int, device_memory: bool = False,
+                      pareto: bool = False) -> LabelMemoryExceeded:
         """``device_memory``: the limit was all the GPU's free memory holds."""
-        why = ("as many as the GPU's free memory holds; no answer is given (free GPU memory, "
-               "or raise the budget)") if device_memory else \
-            "no answer is given (raise the limit or the budget)"
+        if pareto:
+            why = "no Pareto set is given (ask for the constrained path alone, or lower the budget)"
+        elif device_memory:
+            why = ("as many as the GPU's free memory holds; no answer is given (free GPU "
+                   "memory, or raise the budget)")
+        else:
+            why = "no answer is given (raise the limit or the budget)"
         return LabelMemoryExceeded(f"the search needed more than {limit:,} labels, {why}")
 
     def _result(self, base: dict, arcs: np.ndarray, how: str, stats) -> CspResult:

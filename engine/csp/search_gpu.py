@@ -49,7 +49,7 @@ class GpuSearch:
         self.trees_copied = xp.cuda.Event(disable_timing=True)
         self.preparation_ms = self.bounds.preparation_ms
 
-    def solve(self, source: int, target: int, budget: int, pareto: bool):
+    def solve(self, source: int, target: int, budget: int, pareto: bool, cancel=None):
         q, bd, backend = self.query, self.bounds, self.query.backend
         t0 = time.perf_counter()
         start = backend.mark()
@@ -60,7 +60,7 @@ class GpuSearch:
         down = self._down_set(target)
         refs = {}
         try:
-            run, first, bound = self._labeling(source, target, goal, budget, pareto,
+            run, first, bound = self._labeling(source, target, goal, budget, pareto, cancel,
                                                lambda: refs.update(self._tree_paths(source, target)))
         finally:
             if down is not None:
@@ -72,7 +72,7 @@ class GpuSearch:
         if run.status == OVER_BUDGET:
             raise q.over_budget(budget, least)
         if run.status in OUT_OF_MEMORY:
-            raise q.out_of_labels(run.capacity, device_memory=q.label_cap is None)
+            raise q.out_of_labels(run.capacity, q.label_cap is None, pareto)
         if run.status not in (DONE, BY_BOUNDS):
             raise RuntimeError(f"the GPU labeling stopped with status {run.status}")
         self.trees_copied.synchronize()
@@ -112,7 +112,7 @@ class GpuSearch:
             return {}
 
     def _labeling(self, source: int, target: int, goal: int, budget: int, pareto: bool,
-                  meanwhile=None):
+                  cancel=None, meanwhile=None):
         """The labeling run (and the first one, when a hard query started over with the
         Lagrangian bound) and that bound; ``meanwhile()`` runs on the host while the
         first run's kernel does."""
@@ -131,9 +131,16 @@ class GpuSearch:
             first = run                      # a hard query: start over with the bound too
             bound = self._lagrangian(source, target, budget)
             run = self.labeling.solve(source, goal, budget, prune, exact, flags, bound)
-        reruns = 0
-        try:                                 # still out of labels: more memory, run again
-            while run.status in OUT_OF_MEMORY and self.labeling.grow():
+        # still out of labels: more memory, and run again (a Pareto set only up to a
+        # max_labels given: on a large graph it can grow without end, and the window asks
+        # for one at each slider step)
+        reruns, grows = 0, not pareto or q.label_cap is not None
+        try:
+            while run.status in OUT_OF_MEMORY and grows:
+                if cancel is not None:
+                    cancel.check()
+                if not self.labeling.grow():
+                    break
                 reruns += 1
                 run = self.labeling.solve(source, goal, budget, prune, exact, flags, bound)
         finally:

@@ -171,8 +171,11 @@ def test_label_memory_limit_is_an_error_not_an_answer(gen):
         except Unreachable:
             continue
         if top.shortest_cost > top.least_cost and top.shortest_length > 0:
-            with pytest.raises(LabelMemoryExceeded, match="more than 50 labels"):
-                tiny.solve(int(s), int(t), (top.least_cost + top.shortest_cost) // 2)
+            budget = (top.least_cost + top.shortest_cost) // 2
+            with pytest.raises(LabelMemoryExceeded, match="more than 50 labels, no answer"):
+                tiny.solve(int(s), int(t), budget)
+            with pytest.raises(LabelMemoryExceeded, match="more than 50 labels, no Pareto set"):
+                tiny.solve(int(s), int(t), budget, pareto=True)
             return
     pytest.skip("no query needed labeling")
 

@@ -251,6 +251,43 @@ def test_label_memory_grows_for_a_query_that_needs_more(gpu, monkeypatch):
     assert grown, "no query needed more than 1,024 labels"
 
 
+def test_a_pareto_set_grows_only_up_to_a_limit_given(gpu, monkeypatch):
+    from engine.csp import label_gpu
+    monkeypatch.setattr(label_gpu, "START_LABELS", 1024)
+    g = generate_road_network(20_000, seed=4)
+    q = CspQuery(g, bounds=False, backend=gpu)
+    given = CspQuery(g, bounds=False, backend=gpu, max_labels=10**7)
+    cpu = CspQuery(g, bounds=False, backend=cpu_backend())
+    for s, t, budget in _middle_budget_queries(g, gpu, 5, 12):
+        try:
+            q.solve(s, t, budget, pareto=True)
+        except LabelMemoryExceeded as e:
+            assert "more than 1,024 labels, no Pareto set is given" in str(e)
+            points = [(p.length, p.cost) for p in given.solve(s, t, budget, pareto=True).pareto]
+            assert points == [(p.length, p.cost) for p in cpu.solve(s, t, budget, pareto=True).pareto]
+            return
+    pytest.fail("no Pareto set needed more than 1,024 labels")
+
+
+def test_a_cancelled_job_does_not_run_again_with_more_memory(gpu, monkeypatch):
+    from engine.csp import label_gpu
+    from engine.progress import Cancelled, CancelToken
+    monkeypatch.setattr(label_gpu, "START_LABELS", 1024)
+    g = generate_road_network(20_000, seed=4)
+    q = CspQuery(g, bounds=False, backend=gpu)
+    token = CancelToken()
+    token.cancel()
+    for s, t, budget in _middle_budget_queries(g, gpu, 5, 12):
+        try:
+            r = q.solve(s, t, budget, cancel=token)     # answered within 1,024 labels
+        except Cancelled:
+            assert q.gpu.labeling.capacity == 1024
+            assert q.solve(s, t, budget).stats["reruns_with_more_memory"] >= 1   # usable
+            return
+        assert "reruns_with_more_memory" not in r.stats
+    pytest.fail("no query needed more than 1,024 labels")
+
+
 def test_no_device_memory_to_grow_is_a_clear_error(gpu, monkeypatch):
     from engine.csp import label_gpu
     monkeypatch.setattr(label_gpu, "START_LABELS", 1024)

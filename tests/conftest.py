@@ -39,6 +39,13 @@ def pytest_collection_modifyitems(config, items):
         skip = pytest.mark.skip(reason="needs CuPy and a CUDA device (run scripts/gpu_check there)")
         for item in gpu_items:
             item.add_marker(skip)
+    # the 10,000-pair sweeps keep the suite past ~15 min on 2 cores (a smaller sweep
+    # of the same code runs in it): they run on request, e.g. on the device machine
+    if os.environ.get("ROUTELAB_HEAVY") != "1":
+        skip = pytest.mark.skip(reason="a heavy sweep: ROUTELAB_HEAVY=1 runs it")
+        for item in items:
+            if "heavy" in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -165,6 +165,15 @@ def _many_pairs(graph, routers, pairs: int, seed: int) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("metric", ["distance", "travel_time"])
+def test_ny_1000_pairs(ny, metric):
+    routers = [ChQuery(contract(ny, metric, backend=cpu_backend())),
+               BidirectionalDijkstra(ny, metric)]
+    _many_pairs(ny, routers, 1_000, seed=13)
+
+
+@pytest.mark.slow
+@pytest.mark.heavy
+@pytest.mark.parametrize("metric", ["distance", "travel_time"])
 def test_ny_10000_pairs(ny, metric):
     routers = [ChQuery(contract(ny, metric, backend=cpu_backend())),
                BidirectionalDijkstra(ny, metric)]

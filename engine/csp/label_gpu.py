@@ -89,7 +89,6 @@ class GpuLabeling:
                              "(the control step uses two warps; the kernel is built for 512)")
         self.backend, self.n = backend, graph.num_nodes
         self.max_labels = max_labels             # None: as many as the device memory holds
-        self.capacity = 0
         self.base = self._allocate(min(START_LABELS, max_labels or START_LABELS))
         self.vhead, self.lock = xp.full(self.n, -1, np.int32), xp.zeros(self.n, np.int32)
         self.ctl = xp.zeros(CTL_SIZE, np.int64)

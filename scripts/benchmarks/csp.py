@@ -93,9 +93,10 @@ def _notes(variant, results, over, left, extra=""):
     if variant.limit:
         parts.append(f"first {variant.limit} queries")
     if over:
-        cap = getattr(variant.solver, "label_cap", None)     # None: the GPU's memory
-        parts.append(f"{over} over {cap:,} labels (left out)" if cap else
-                     f"{over} out of GPU label memory (left out)")
+        q = variant.solver                 # a CspQuery: only it runs out of labels
+        on_gpu_memory = q.label_cap is None and q.backend.is_gpu
+        parts.append(f"{over} out of GPU label memory (left out)" if on_gpu_memory else
+                     f"{over} over {q.max_labels:,} labels (left out)")
     if left:
         parts.append(f"{left} left out (past {variant.budget_s:.0f} s)")
     return "; ".join(parts + ([extra] if extra else []))

@@ -18,7 +18,7 @@ import traceback
 import numpy as np
 
 from engine import capabilities
-from engine.jobs import JobContext
+from engine.core.jobs import JobContext
 
 from app import errors
 
@@ -136,7 +136,7 @@ def load_files(files: list[str], siblings: bool):
 
 def run_capability(cap, args) -> dict:
     """Load the graph, run ``cap`` on a fresh workspace, return its JSON dict."""
-    from engine import backend as backends
+    from engine.core import backend as backends
     from engine.workspace import Workspace
     params = parameters(cap, args)
     t0 = time.perf_counter()

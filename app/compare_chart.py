@@ -10,7 +10,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QFont, QFontMetrics
 
-from engine.compare import REFERENCE, Comparison
+from engine.sssp.compare import REFERENCE, Comparison
 
 EXACT_COLOR = (60, 120, 200)
 WRONG_COLOR = (200, 50, 40)

@@ -26,8 +26,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Signal
 
 from app.map_view import Colouring
-from engine.crp.local_search import FORBIDDEN
-from engine.units import Unit
+from engine.crp.customization.cpu import FORBIDDEN
+from engine.core.units import Unit
 
 # Distinct colours, readable on the map's light background (no greys: the boundary is dark).
 CELL_PALETTE = ((230, 25, 75), (60, 180, 75), (0, 130, 200), (245, 130, 48),
@@ -298,6 +298,6 @@ def _level_pen(level: int):
 
 
 def format_cost(cost: int, unit: str) -> str:
-    """A cost for people (engine.units' display form); a unit it does not know, as written."""
+    """A cost for people (engine.core.units' display form); a unit it does not know, as written."""
     u = Unit(unit)
     return u.format(cost) if u.kind or not unit else f"{cost:,} {unit}"

@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from engine.units import Unit, format_duration
+from engine.core.units import Unit, format_duration
 
 from app.widgets import style_plot
 
@@ -32,13 +32,13 @@ HISTORY_LINES = (("frontier", "frontier Nₜ", (30, 30, 30)),
                  ("pruned_dominated", "pruned: dominated", (34, 136, 51)),
                  ("k_t", "Kₜ (GPU)", (200, 40, 160)))
 HISTORY_COLUMNS = ("settled", "frontier", "pruned_cost_bound", "pruned_length_bound",
-                   "pruned_dominated", "created")      # engine.csp.label_search.HISTORY
+                   "pruned_dominated", "created")      # engine.csp.labeling.cpu.HISTORY
 
 
 def history_series(history, columns) -> tuple[str, np.ndarray, dict]:
     """The labeling's course as (x axis label, x, {line key: y}). The CPU records
     cumulative counts every 64 settled labels; the GPU one row per iteration
-    (engine.csp.label_gpu.GPU_HISTORY), shown as running totals, with K_t."""
+    (engine.csp.labeling.gpu.GPU_HISTORY), shown as running totals, with K_t."""
     columns = tuple(columns or HISTORY_COLUMNS)
     rows = np.zeros((0, len(columns))) if history is None else np.asarray(history, float)
     col = {name: rows[:, i] for i, name in enumerate(columns)}

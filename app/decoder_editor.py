@@ -1,5 +1,5 @@
 """The metric decoder editor: a pure widget (no engine work) that edits an
-engine.crp.decoder.Decoder and emits every valid result.
+engine.crp.metric.decoder.Decoder and emits every valid result.
 
 Every change builds a candidate with dataclasses.replace and validates it as the
 engine would read it (parse_decoder of its TOML). A valid one becomes the working
@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGroupBox, QHBoxLayout, Q
 
 from app.decoder_form import (AvoidGroup, History, SpeedTable, State, TurnTable, caret_text,
                               wrapped)
-from engine.crp.decoder import DECODER_DIR, Decoder, DecoderError, load_decoder, parse_decoder
-from engine.crp.expression import FUNCTIONS, PROPERTIES, ExpressionError, parse
+from engine.crp.metric.decoder import DECODER_DIR, Decoder, DecoderError, load_decoder, parse_decoder
+from engine.crp.metric.expression import FUNCTIONS, PROPERTIES, ExpressionError, parse
 
 _ERROR_STYLE = "color: #8a1c12; background: #fdecea; border: 1px solid #e0a49c; padding: 3px;"
 _BAD_EDIT_STYLE = "QLineEdit { border: 2px solid #d0342c; border-radius: 3px; padding: 1px; }"

@@ -12,9 +12,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QDoubleSpinBox, QGridLayout, QLabel, QSlider, QSpinBox,
                                QWidget)
 
-from engine.crp.decoder import FORBIDDEN_TURN, Decoder
-from engine.crp.turns import TURN_TYPES
-from engine.graph import ROAD_CLASSES
+from engine.crp.metric.decoder import FORBIDDEN_TURN, Decoder
+from engine.core.turns import TURN_TYPES
+from engine.core.graph import ROAD_CLASSES
 
 SPEED_RANGE = (1, 200)            # km/h shown by the sliders and spins
 TURN_MAX = 3600.0

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 
-from engine.units import UNKNOWN, unit_of
+from engine.core.units import UNKNOWN, unit_of
 
 MAX_BINS = 16
 NICE_STEPS = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)   # x 10^k: 12-16 bins for any range

@@ -12,9 +12,9 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable
 
-from engine.graph import RoadGraph
+from engine.core.graph import RoadGraph
 from engine.io.dimacs import SiblingWarning
-from engine.jobs import JobContext
+from engine.core.jobs import JobContext
 from engine.workspace import Workspace
 
 from app.network_geometry import NetworkDrawing, build_drawing
@@ -79,7 +79,7 @@ def _open_csp_hierarchy(worker, job, ctx: JobContext) -> dict:
 
 
 def _save_csp_hierarchy(worker, job, ctx: JobContext) -> str:
-    from engine.csp.pareto_file import save_pareto_hierarchy
+    from engine.csp.hierarchy.file import save_pareto_hierarchy
     p = job.params
     h = worker.workspace_for(job).csp_hierarchy(p["minimize"], p["budget_metric"], build=False)
     if h is None:
@@ -112,7 +112,7 @@ INTERNAL_JOBS: dict[str, Callable] = {"load": _load, "open_hierarchy": _open_hie
 
 
 def generate_default_network(num_nodes: int, seed: int, progress, cancel) -> RoadGraph:
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     accepted = inspect.signature(generate_road_network).parameters   # progress and cancel, if it takes them
     extra = {k: v for k, v in (("progress", progress), ("cancel", cancel)) if k in accepted}
     return generate_road_network(num_nodes=num_nodes, seed=seed, **extra)

@@ -30,11 +30,11 @@ from typing import Callable
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
-from engine import backend as engine_backend
+from engine.core import backend as engine_backend
 from engine import capabilities
-from engine.graph import RoadGraph
-from engine.jobs import JobContext
-from engine.progress import Cancelled, CancelToken
+from engine.core.graph import RoadGraph
+from engine.core.jobs import JobContext
+from engine.core.progress import Cancelled, CancelToken
 from engine.workspace import Workspace
 
 from app import errors

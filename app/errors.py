@@ -18,9 +18,9 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")     # Numba colours its errors
 
 def input_error_types() -> tuple[type, ...]:
     """Exceptions that mean "the input is wrong", not "the program is wrong"."""
-    from engine.backend import BackendError
+    from engine.core.backend import BackendError
     from engine.io.errors import LoadError
-    from engine.paths import Unreachable
+    from engine.core.paths import Unreachable
     return (LoadError, BackendError, Unreachable, ValueError, KeyError, OSError, OverflowError)
 
 

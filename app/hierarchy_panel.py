@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox
                                QLabel, QListWidget, QListWidgetItem, QPushButton, QSpinBox,
                                QVBoxLayout)
 
-from engine.ch_parameters import DEFAULT_C, DEFAULT_K
+from engine.ch.parameters import DEFAULT_C, DEFAULT_K
 
 from app.widgets import FoldingLabel
 

@@ -1,4 +1,4 @@
-"""The service area on the map: each band of an isochrone set (engine.isochrone) as one
+"""The service area on the map: each band of an isochrone set (engine.sssp.isochrone) as one
 filled, light, semi-transparent area in the tree's colours, with a thin edge of the
 same colour, above the roads (tree bins z 1-2) and below nodes, routes and markers
 (z 9 and up), so the roads stay readable through it.

@@ -1,6 +1,6 @@
 """How the map looks: road-class groups, their colours, widths and stacking order.
 
-Road classes (engine.graph.ROAD_CLASSES) are binned into a few groups; each group is
+Road classes (engine.core.graph.ROAD_CLASSES) are binned into a few groups; each group is
 one big curve on the map, so the number of drawn items stays small (DESIGN principle 7).
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.graph import ROAD_CLASS_INDEX, ROAD_CLASSES
+from engine.core.graph import ROAD_CLASS_INDEX, ROAD_CLASSES
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@
   Every segment remembers the two end nodes of the road it draws (``end_a``, ``end_b``;
   on a coarse level, of one road it stands for), so per-node values such as the
   distances of a shortest-path tree can colour any level.
-* The arcs' polylines (``arc_chains``) and a path's (``route_polyline``) are engine.polylines'.
+* The arcs' polylines (``arc_chains``) and a path's (``route_polyline``) are engine.core.polylines'.
 * Picking: a cKDTree on the node coordinates.
 * The first view: ``bulk_bounds`` (see there), not the box of every point, which one
   stray ferry terminal or clipped fragment can make mostly empty.
@@ -27,8 +27,8 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
-from engine.graph import EARTH_RADIUS_M, RoadGraph
-from engine.polylines import arc_chains
+from engine.core.graph import EARTH_RADIUS_M, RoadGraph
+from engine.core.polylines import arc_chains
 
 from app.map_style import CLASS_TO_GROUP, PLAIN_GROUP, ROAD_GROUPS
 

@@ -2,8 +2,8 @@
 edit (no Qt: plain text for the side panel and the tests)."""
 from __future__ import annotations
 
-from engine.summary import route_summary
-from engine.units import Unit, format_duration, format_length
+from engine.core.summary import route_summary
+from engine.core.units import Unit, format_duration, format_length
 
 
 def turn_cost_text(cost: int, unit: str) -> str:
@@ -11,7 +11,7 @@ def turn_cost_text(cost: int, unit: str) -> str:
 
 
 def turns_text(turns: dict) -> str:
-    """``turns``: engine.crp.query.path_turns. E.g. "turns: 3 left, 1 right · turn
+    """``turns``: engine.crp.query.router.path_turns. E.g. "turns: 3 left, 1 right · turn
     costs paid 0:25"."""
     taken = [f"{n} {name.replace('_', ' ')}" for name, n in turns["by_type"].items()
              if n and name != "straight"]

@@ -19,7 +19,7 @@ class ShownRoute:
     source: int
     target: int
     metric: str
-    path: object                  # engine.paths.Path
+    path: object                  # engine.core.paths.Path
     xy: np.ndarray | None         # [k, 2] polyline along arc geometry, None without coordinates
     summary: str                  # what the side panel says about it
     method_label: str = ""        # the router that found it ("CH query", ...), "" from a tree
@@ -29,7 +29,7 @@ class ShownRoute:
 
 @dataclass
 class Session:
-    graph: object = None          # engine.graph.RoadGraph
+    graph: object = None          # engine.core.graph.RoadGraph
     drawing: object = None        # app.network_geometry.NetworkDrawing, None without coordinates
     metric: str = ""
     source: int | None = None     # internal node indices
@@ -40,7 +40,7 @@ class Session:
     ghost: ShownRoute | None = None   # the route before the last metric change, drawn faint
     tree: object = None           # engine.capabilities.tree.TreeAnswer on the map
     tree_bins: object = None      # app.distance_bins.DistanceBins of that tree
-    comparison: object = None     # engine.compare.Comparison last shown
+    comparison: object = None     # engine.sssp.compare.Comparison last shown
     hierarchy: object = None      # engine.ch.Hierarchy in use
     level_bins: object = None     # app.level_bins.LevelBins of that hierarchy
     levels_on: bool = False       # colour by level asked for

@@ -8,9 +8,9 @@ A new hierarchy or a changed metric drops exactly the objects built on the old o
 """
 from __future__ import annotations
 
-from engine import backend as backends
-from engine.graph import RoadGraph
-from engine.paths import Unreachable
+from engine.core import backend as backends
+from engine.core.graph import RoadGraph
+from engine.core.paths import Unreachable
 
 
 class Workspace:
@@ -81,7 +81,7 @@ class Workspace:
             raise ValueError("there is no contraction hierarchy: contract the graph first")
         h.check_metric(self.graph.metric_of(metric or h.metric))
         if self._phast is None:
-            from engine.phast import PhastQuery
+            from engine.ch.phast import PhastQuery
             self._phast = PhastQuery(h, self.backend)
         return self._phast
 
@@ -95,7 +95,7 @@ class Workspace:
         self._overlay = self.cell_metric = self._crp_query = None
 
     def load_partition(self, path):
-        from engine.crp.partition import Partition
+        from engine.crp.partition.nested import Partition
         p = Partition.load(path, self.graph)
         self.set_partition(p)
         return p
@@ -103,10 +103,10 @@ class Workspace:
     def overlay(self, progress=None, cancel=None):
         """The CRP overlay, built on first use (partitioning with defaults if needed)."""
         if self.partition is None:
-            from engine.crp.partition import partition_graph
+            from engine.crp.partition.nested import partition_graph
             self.set_partition(partition_graph(self.graph, progress=progress, cancel=cancel))
         if self._overlay is None:
-            from engine.crp.overlay import Overlay
+            from engine.crp.partition.overlay import Overlay
             self._overlay = Overlay(self.graph, self.partition)
         return self._overlay
 
@@ -115,7 +115,7 @@ class Workspace:
         that CRP routes use. When its times are shown (``timed``), the first
         customization per backend is preceded by an untimed one, so they exclude
         compilation."""
-        from engine.crp.customize import customize
+        from engine.crp.customization.customize import customize
         overlay = self.overlay(cancel=cancel)
         if timed:
             self.warm_once(("crp", id(overlay), self.backend.name),
@@ -131,7 +131,7 @@ class Workspace:
         if self.cell_metric is None:
             raise ValueError("there is no CRP customization: customize a decoder first")
         if self._crp_query is None:
-            from engine.crp.query import CrpQuery
+            from engine.crp.query.router import CrpQuery
             self._crp_query = CrpQuery(self._overlay, self.cell_metric)
             self._warm_up_router(self._crp_query)
         return self._crp_query
@@ -158,7 +158,7 @@ class Workspace:
 
     def csp_hierarchy(self, minimize: str, budget_metric: str, build: bool = True,
                       progress=None):
-        """The bi-criteria hierarchy of two metrics (engine.csp.pareto_hierarchy): the one
+        """The bi-criteria hierarchy of two metrics (engine.csp.hierarchy.build): the one
         set or loaded for them, else built now (``progress(done, total)`` per round) and
         kept; None when there is none and ``build`` is False."""
         h = self._csp_hierarchies.get((minimize, budget_metric))
@@ -166,15 +166,15 @@ class Workspace:
             return h
         if not build:
             return None
-        from engine.csp.pareto_hierarchy import pareto_hierarchy_for
-        from engine.csp.query import require_metrics
+        from engine.csp.hierarchy.build import pareto_hierarchy_for
+        from engine.csp.query.budgeted import require_metrics
         require_metrics(self.graph, minimize, budget_metric)
         return self._keep_csp_hierarchy(pareto_hierarchy_for(self.graph, minimize, budget_metric,
                                                              progress=progress))
 
     def set_csp_hierarchy(self, h):
         """Use ``h`` for its two metrics (refused unless built from this graph's)."""
-        from engine.csp.pareto_file import check_fits
+        from engine.csp.hierarchy.file import check_fits
         check_fits(h, self.graph, *h.metrics)
         return self._keep_csp_hierarchy(h)
 
@@ -190,7 +190,7 @@ class Workspace:
                            budget_metric: str | None = None):
         """A saved bi-criteria hierarchy (.rlb) for this graph (and these metrics, when
         given), validated and checked against the graph as it loads, then used."""
-        from engine.csp.pareto_file import load_pareto_hierarchy
+        from engine.csp.hierarchy.file import load_pareto_hierarchy
         return self._keep_csp_hierarchy(load_pareto_hierarchy(path, self.graph, minimize,
                                                               budget_metric))
 

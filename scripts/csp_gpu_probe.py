@@ -18,9 +18,9 @@ import numpy as np
 
 sys.path[:0] = [".", "scripts"]
 from benchmarks.csp import GENERATED_SETS, NY_SETS, stored_query_sets  # noqa: E402
-from engine.backend import cpu_backend, gpu_backend  # noqa: E402
+from engine.core.backend import cpu_backend, gpu_backend  # noqa: E402
 from engine.csp import CspQuery  # noqa: E402
-from engine.csp.label_gpu import AT  # noqa: E402
+from engine.csp.labeling.gpu import AT  # noqa: E402
 from engine.csp.query_sets import internal_queries  # noqa: E402
 from engine.io import load  # noqa: E402
 
@@ -29,7 +29,7 @@ per = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 variants = [json.loads(a) for a in sys.argv[2:]] or [{}]
 names = os.environ.get("SETS", "Q1,Q2,Q3").split(",")
 if os.environ.get("GRAPH") == "2m":
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     g = generate_road_network(2_000_000, seed=1)
     sets = stored_query_sets(g, GENERATED_SETS)
 else:
@@ -77,10 +77,10 @@ for opts in variants:
         key = json.dumps(build, sort_keys=True)
         saved = os.environ.get("HIERARCHY_FILE", "")
         if build is True and key not in hierarchies and os.path.exists(saved):
-            from engine.csp.pareto_file import load_pareto_hierarchy
+            from engine.csp.hierarchy.file import load_pareto_hierarchy
             hierarchies[key] = load_pareto_hierarchy(saved, g, "distance", "travel_time")
         if key not in hierarchies:
-            from engine.csp.pareto_hierarchy import pareto_hierarchy_for
+            from engine.csp.hierarchy.build import pareto_hierarchy_for
             options = build if isinstance(build, dict) else {}
             h = hierarchies[key] = pareto_hierarchy_for(g, "distance", "travel_time", **options)
             print(f"bi-criteria hierarchy {key}: {h.build_ms:.0f} ms, core "

@@ -15,25 +15,25 @@ from collections import defaultdict
 import numpy as np
 
 sys.path[:0] = ["."]
-from engine.backend import gpu_backend  # noqa: E402
+from engine.core.backend import gpu_backend  # noqa: E402
 from engine.csp import CspQuery  # noqa: E402
-from engine.csp.pareto_file import load_pareto_hierarchy  # noqa: E402
-from engine.csp.pareto_hierarchy import build_pareto_hierarchy  # noqa: E402
+from engine.csp.hierarchy.file import load_pareto_hierarchy  # noqa: E402
+from engine.csp.hierarchy.build import build_pareto_hierarchy  # noqa: E402
 from engine.csp.query_sets import internal_queries  # noqa: E402
 from engine.io import load  # noqa: E402
 
-STEPS = [("engine.csp.bounds_gpu", "GpuBounds", "run"),
-         ("engine.csp.search_gpu", "GpuSearch", "solve"),
-         ("engine.csp.search_gpu", "GpuSearch", "_down_set"),
-         ("engine.csp.search_gpu", "GpuSearch", "_lift"),
-         ("engine.csp.search_gpu", "GpuSearch", "_labeling"),
-         ("engine.csp.search_gpu", "GpuSearch", "_references"),
-         ("engine.csp.search_gpu", "GpuSearch", "_answer"),
-         ("engine.csp.label_gpu", "GpuLabeling", "solve"),
-         ("engine.csp.label_gpu", "GpuLabeling", "_outcome"),
-         ("engine.csp.query", "CspQuery", "label_path"),
-         ("engine.csp.query", "CspQuery", "result"),
-         ("engine.csp.query", "CspQuery", "base")]
+STEPS = [("engine.csp.bounds.gpu", "GpuBounds", "run"),
+         ("engine.csp.query.gpu", "GpuSearch", "solve"),
+         ("engine.csp.query.gpu", "GpuSearch", "_down_set"),
+         ("engine.csp.query.gpu", "GpuSearch", "_lift"),
+         ("engine.csp.query.gpu", "GpuSearch", "_labeling"),
+         ("engine.csp.query.gpu", "GpuSearch", "_references"),
+         ("engine.csp.query.gpu", "GpuSearch", "_answer"),
+         ("engine.csp.labeling.gpu", "GpuLabeling", "solve"),
+         ("engine.csp.labeling.gpu", "GpuLabeling", "_outcome"),
+         ("engine.csp.query.budgeted", "CspQuery", "label_path"),
+         ("engine.csp.query.budgeted", "CspQuery", "result"),
+         ("engine.csp.query.budgeted", "CspQuery", "base")]
 
 
 def time_steps(backend, spent):

@@ -69,7 +69,7 @@ def far_apart_nodes(graph):
     from scipy.sparse.csgraph import connected_components
     from scipy.spatial import cKDTree
 
-    from engine.reference import scipy_matrix
+    from engine.routing.reference import scipy_matrix
     _, label = connected_components(scipy_matrix(graph), directed=True, connection="strong")
     nodes = np.flatnonzero(label == np.bincount(label).argmax())
     if graph.xy is None:

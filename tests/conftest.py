@@ -26,7 +26,7 @@ def need(path: Path) -> Path:
 
 def _gpu_available() -> bool:
     try:
-        from engine.backend import gpu_backend
+        from engine.core.backend import gpu_backend
         gpu_backend()
         return True
     except Exception:

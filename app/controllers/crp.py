@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QTimer, Signal
 
-from engine.crp.decoder import shipped_decoders
-from engine.graph import ROAD_CLASSES
+from engine.crp.metric.decoder import shipped_decoders
+from engine.core.graph import ROAD_CLASSES
 
 from app.controllers.base import Controller, register_controller
 from app.crp_chart import CustomizationChart

@@ -22,7 +22,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
                                QSlider, QVBoxLayout)
 
-from engine.polylines import route_polyline
+from engine.core.polylines import route_polyline
 
 from app import map_style as style
 from app.controllers.base import Controller, register_controller

@@ -1,6 +1,6 @@
 """The bi-criteria hierarchy in the cost-budgeted path box (app/csp_hierarchy_row.py):
 Build (a long job in the engine thread, progress and Cancel in the status bar), Open…
-and Save… (.rlb, engine.csp.pareto_file), and whether the csp controller's queries
+and Save… (.rlb, engine.csp.hierarchy.file), and whether the csp controller's queries
 label on it. The engine keeps the hierarchies (one per metric pair); the window keeps
 their summaries. Like the service area in the tree's box, it extends another
 controller's box and is made after it.

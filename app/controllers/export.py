@@ -11,7 +11,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog
 
 from engine.export import write_path
-from engine.units import Unit, unit_of
+from engine.core.units import Unit, unit_of
 
 from app.controllers.base import Controller, register_controller
 from app.controllers.graph import file_stem

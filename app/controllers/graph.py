@@ -8,7 +8,7 @@ import os
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QFileDialog, QGroupBox, QLabel, QVBoxLayout
 
-from engine.units import unit_of
+from engine.core.units import unit_of
 
 from app import map_style as style
 from app.controllers.base import Controller, register_controller

@@ -13,8 +13,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog
 
-from engine.polylines import route_polyline
-from engine.units import unit_of
+from engine.core.polylines import route_polyline
+from engine.core.units import unit_of
 
 from app import map_style as style
 from app.controllers.base import Controller, register_controller

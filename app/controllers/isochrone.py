@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QVBoxLayout, QWidget
 
 from engine.capabilities.tree import PHAST
-from engine.units import unit_of
+from engine.core.units import unit_of
 
 from app.controllers.base import Controller, register_controller
 from app.distance_bins import COLORMAP, COLORMAP_SPAN

@@ -12,7 +12,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QPushButton
 
-from engine.polylines import route_polyline
+from engine.core.polylines import route_polyline
 
 from app import map_style as style
 from app.controllers.base import Controller, register_controller

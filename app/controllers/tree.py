@@ -12,12 +12,12 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QPushButton, QVBoxLayout
 
-from engine import paths
+from engine.core import paths
 from engine.capabilities.tree import PHAST, PHAST_LABEL
-from engine.polylines import route_polyline
+from engine.core.polylines import route_polyline
 from engine.sssp import METHODS
-from engine.summary import route_summary
-from engine.units import unit_of
+from engine.core.summary import route_summary
+from engine.core.units import unit_of
 
 from app.compare_chart import CompareChart
 from app.controllers.base import Controller, register_controller

@@ -57,7 +57,7 @@ def use_partition_file(workspace, params: dict) -> None:
 def decoder_for(workspace, params: dict):
     """The decoder in the ``decoder_text`` parameter (TOML, read as data), else the one
     named by ``decoder``, else the graph's natural default."""
-    from engine.crp.decoder import load_decoder, parse_decoder
+    from engine.crp.metric.decoder import load_decoder, parse_decoder
     if params.get("decoder_text"):
         return parse_decoder(params["decoder_text"], source="editor")
     name = params.get("decoder")

@@ -7,11 +7,11 @@ from engine.capabilities import Capability, register
 from engine.capabilities.common import METRIC, SOURCE
 
 if TYPE_CHECKING:
-    from engine.compare import Comparison
+    from engine.sssp.compare import Comparison
 
 
 def compare(workspace, params: dict, ctx) -> Comparison:
-    from engine.compare import compare_methods
+    from engine.sssp.compare import compare_methods
     return compare_methods(workspace, int(params["source"]), params.get("metric"), ctx)
 
 

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from engine.capabilities import Capability, Param, register
 from engine.capabilities.common import METRIC, text_lines
-from engine.ch_parameters import DEFAULT_C, DEFAULT_K, MIN_C, check_parameters
+from engine.ch.parameters import DEFAULT_C, DEFAULT_K, MIN_C, check_parameters
 
 if TYPE_CHECKING:
     from engine.ch import Hierarchy
@@ -35,7 +35,7 @@ def _warm_up(backend) -> None:
     """Contract a tiny network first, so kernel and Numba compilation are not part of
     the times the person sees."""
     from engine import ch
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     ch.contract(generate_road_network(WARM_UP_NODES, seed=1), K=8, backend=backend)
 
 

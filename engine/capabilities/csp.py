@@ -7,7 +7,7 @@ import math
 from engine.capabilities import Capability, Param, register
 from engine.capabilities.common import GEOJSON, GPX, SOURCE, TARGET, file_ids
 from engine.export import write_path, written_lines
-from engine.units import Unit, parse_amounts, unit_of
+from engine.core.units import Unit, parse_amounts, unit_of
 
 # A path's (length, cost) metrics (csp's parameters); the window's defaults too.
 MINIMIZE, BUDGET_METRIC = "distance", "travel_time"
@@ -15,7 +15,7 @@ MINIMIZE, BUDGET_METRIC = "distance", "travel_time"
 
 def lagrangian_policies() -> tuple:
     """Asked lazily: engine.csp loads Numba, which `routelab info` never needs."""
-    from engine.csp.lagrangian import POLICIES
+    from engine.csp.bounds.lagrangian import POLICIES
     return POLICIES
 
 
@@ -53,7 +53,7 @@ def _use_hierarchy_file(workspace, params: dict, minimize: str, budget_metric: s
         workspace.load_csp_hierarchy(path, minimize, budget_metric)
         params["hierarchy_written"] = False
         return
-    from engine.csp.pareto_file import save_pareto_hierarchy
+    from engine.csp.hierarchy.file import save_pareto_hierarchy
     from engine.io.atomic import check_writable
     check_writable(path)                # before a build that may take minutes
     save_pareto_hierarchy(workspace.csp_hierarchy(minimize, budget_metric), path)
@@ -96,7 +96,7 @@ def csp_export(graph, r, minimize: str, budget_metric: str, method: str) -> tupl
     """(properties, title, description) of a cost-budgeted path for
     engine.export.write_path: its ends, length and cost (raw, units, display form), the
     budget, its length in metres and travel time where known, the method."""
-    from engine.summary import route_summary
+    from engine.core.summary import route_summary
     lu, bu = unit_of(graph.metric_units, minimize), unit_of(graph.metric_units, budget_metric)
     summary = route_summary(graph, r.path)
     seconds = summary.travel_time_s

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from engine.capabilities import Capability, Param, register
 from engine.io import siblings_used
-from engine.units import Unit
+from engine.core.units import Unit
 
 
 def describe(workspace, params: dict, ctx) -> dict:
@@ -32,7 +32,7 @@ def _partition(workspace, params: dict) -> dict:
     partition = getattr(workspace, "partition", None)     # any object with a graph will do
     if partition is None:
         return {}
-    from engine.crp.partition import partition_report
+    from engine.crp.partition.nested import partition_report
     return {"partition": partition_report(workspace.graph, partition)}
 
 

@@ -1,4 +1,4 @@
-"""isochrone: the areas reachable from one node within given cut-offs (engine.isochrone),
+"""isochrone: the areas reachable from one node within given cut-offs (engine.sssp.isochrone),
 from a shortest-path tree made as the tree capability makes it: PHAST when a hierarchy
 of the metric is loaded or given, direct SSSP on the backend otherwise."""
 from __future__ import annotations
@@ -11,11 +11,11 @@ from engine.capabilities import Capability, Param, register
 from engine.capabilities.common import HIERARCHY, METRIC, SOURCE, use_hierarchy_file
 from engine.capabilities.tree import PHAST, TreeAnswer, shortest_path_tree
 from engine.export import written_lines
-from engine.polylines import require_coordinates
-from engine.units import Unit, parse_amounts, unit_of
+from engine.core.polylines import require_coordinates
+from engine.core.units import Unit, parse_amounts, unit_of
 
 if TYPE_CHECKING:               # shapely is imported when an isochrone is made, not before
-    from engine.isochrone import Isochrones
+    from engine.sssp.isochrone import Isochrones
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def run(workspace, params: dict, ctx) -> IsochroneAnswer:
     method = PHAST if h is not None and h.serves(graph.metric_of(metric)) else params.get("method")
     tree = shortest_path_tree(workspace, {"source": params["source"], "metric": metric,
                                           "method": method or "auto"}, ctx)
-    from engine.isochrone import isochrones
+    from engine.sssp.isochrone import isochrones
     iso = isochrones(graph, tree.tree.distance, metric, cutoffs, params.get("buffer"),
                      source=int(params["source"]), progress=ctx.progress, cancel=ctx.cancel,
                      on_band=lambda k, band: ctx.record({"band": k, "cutoffs": cutoffs,

@@ -8,7 +8,7 @@ from engine.capabilities.common import text_lines
 from engine.io.validate_partition import MAX_LOG2
 
 if TYPE_CHECKING:
-    from engine.crp.partition import Partition
+    from engine.crp.partition.nested import Partition
 
 
 def parse_sizes(text, what: str, allow_none: bool = False) -> tuple[int, ...] | None:
@@ -39,7 +39,7 @@ def parse_sizes(text, what: str, allow_none: bool = False) -> tuple[int, ...] | 
 def build(workspace, params: dict, ctx) -> Partition:
     levels = parse_sizes(params.get("levels"), "levels")
     mezzanine = parse_sizes(params.get("mezzanine"), "mezzanine", allow_none=True)
-    from engine.crp.partition import partition_graph
+    from engine.crp.partition.nested import partition_graph
     p = partition_graph(workspace.graph, levels=levels, mezzanine=mezzanine,
                         seed=params.get("seed") or 0, progress=ctx.progress, cancel=ctx.cancel)
     workspace.set_partition(p)

@@ -10,9 +10,9 @@ from engine.capabilities.common import (DECODER, DECODER_TEXT, GEOJSON, GPX, HIE
                                         PARTITION, SOURCE, TARGET, decoder_for, file_ids,
                                         use_hierarchy_file, use_partition_file)
 from engine.export import write_path, written_lines
-from engine.paths import Path
-from engine.summary import RouteSummary, route_summary
-from engine.units import Unit, format_duration, format_length, unit_of
+from engine.core.paths import Path
+from engine.core.summary import RouteSummary, route_summary
+from engine.core.units import Unit, format_duration, format_length, unit_of
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def _rounded(x: float | None, digits: int = 1) -> float | None:
 def _crp_route(workspace, params: dict) -> RouteAnswer:
     """A turn-aware route by the CRP query on the decoder's customization (made here
     unless the workspace already holds that decoder's)."""
-    from engine.crp.query import path_turns
+    from engine.crp.query.router import path_turns
     use_partition_file(workspace, params)
     decoder = decoder_for(workspace, params)
     current = workspace.cell_metric

@@ -9,8 +9,8 @@ import numpy as np
 from engine.capabilities import Capability, Param, register
 from engine.capabilities.common import HIERARCHY, METRIC, SOURCE, text_lines, use_hierarchy_file
 from engine.export import written_lines
-from engine.paths import ShortestPathTree
-from engine.units import Unit, unit_of
+from engine.core.paths import ShortestPathTree
+from engine.core.units import Unit, unit_of
 
 PHAST = "phast"
 PHAST_LABEL = "PHAST (hierarchy)"

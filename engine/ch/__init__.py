@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from engine import backend as backends
+from engine.core import backend as backends
 from engine.ch.apsp import core_apsp
 from engine.ch.extract import next_level_graph
 from engine.ch.hierarchy import Hierarchy
@@ -33,11 +33,11 @@ from engine.ch.score import importance
 from engine.ch.select import independent_set
 from engine.ch.shortcut import find_shortcuts
 from engine.ch.update import ArcTable
-from engine.ch_parameters import (CORE_BYTES_PER_PAIR, DEFAULT_C, DEFAULT_K, MIN_C,  # noqa: F401
+from engine.ch.parameters import (CORE_BYTES_PER_PAIR, DEFAULT_C, DEFAULT_K, MIN_C,  # noqa: F401
                                    check_parameters)
-from engine.graph import RoadGraph
-from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
-from engine.timing import Timer
+from engine.core.graph import RoadGraph
+from engine.core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+from engine.core.timing import Timer
 
 __all__ = ["contract", "check_parameters", "Hierarchy"]
 

@@ -12,7 +12,7 @@ import numpy as np
 from engine.ch.level_graph import LevelGraph
 
 INF = np.iinfo(np.int64).max
-_ZERO = 1e-9   # scipy drops explicit zeros as non-arcs; see engine/reference.py
+_ZERO = 1e-9   # scipy drops explicit zeros as non-arcs; see engine/routing/reference.py
 
 
 def core_apsp(g: LevelGraph, core_nodes, backend=None):

@@ -43,7 +43,7 @@ class Hierarchy:
     iterations: list = field(default_factory=list)   # per-iteration records (dicts)
     params: dict = field(default_factory=dict)
     graph: object = None            # the RoadGraph it was built from (not saved)
-    metric_hash: str = ""            # engine.metric.Metric.hash of the weights it was built from
+    metric_hash: str = ""            # engine.core.metric.Metric.hash of the weights it was built from
 
     @property
     def num_shortcuts(self) -> int:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 @dataclass
 class LevelGraph:
-    backend: object     # engine.backend.Backend: its kernels and arrays
+    backend: object     # engine.core.backend.Backend: its kernels and arrays
     n: int              # node ids are global (0..n-1); contracted nodes simply have no arcs
     tail: object        # int64 [a]
     head: object        # int64 [a]

@@ -20,12 +20,12 @@ Phases are types, as in RoutingKit and OSRM:
 """
 from __future__ import annotations
 
-from engine.crp.customize import CellMetric, CostOverflow, customize, customize_costs
-from engine.crp.decoder import Decoder, DecoderError, load_decoder, shipped_decoders
-from engine.crp.overlay import Overlay
-from engine.crp.partition import Partition, partition_graph
-from engine.crp.query import CrpQuery
-from engine.crp.turns import TURN_TYPES, Turns, turn_graph
+from engine.crp.customization.customize import CellMetric, CostOverflow, customize, customize_costs
+from engine.crp.metric.decoder import Decoder, DecoderError, load_decoder, shipped_decoders
+from engine.crp.partition.overlay import Overlay
+from engine.crp.partition.nested import Partition, partition_graph
+from engine.crp.query.router import CrpQuery
+from engine.core.turns import TURN_TYPES, Turns, turn_graph
 
 __all__ = ["CellMetric", "CostOverflow", "customize", "customize_costs", "Decoder",
            "DecoderError", "load_decoder", "shipped_decoders", "Overlay", "Partition",

@@ -14,7 +14,7 @@ GPUs", PVLDB 14(4), with bounds Vine lacks).
     reference.py     the independent reference for the tests (no bounds, plain heap)
     query_sets.py    Vine's query sets Q1-Q3
 """
-from engine.csp.query import (CspQuery, CspResult, LabelMemoryExceeded, NoPathWithinBudget,
+from engine.csp.query.budgeted import (CspQuery, CspResult, LabelMemoryExceeded, NoPathWithinBudget,
                               ParetoPoint)
 
 __all__ = ["CspQuery", "CspResult", "LabelMemoryExceeded", "NoPathWithinBudget", "ParetoPoint"]

@@ -6,7 +6,7 @@ graph's diameter by length. We make the shared boundaries half-open (Q1 [d/8, d/
 Q2 [d/4, d/2), Q3 [d/2, inf)) so that every pair has one set. The budget is drawn
 uniformly between the least cost of any src->dst path and the cost of the
 shortest-length path (the least cost among shortest-length paths, where several tie).
-The oracle is SciPy's Dijkstra (engine.reference).
+The oracle is SciPy's Dijkstra (engine.routing.reference).
 
 d is an estimate, a lower bound of the true diameter: the largest eccentricity of a
 few random sources, then of the farthest node found (one more sweep).
@@ -19,8 +19,8 @@ import numpy as np
 from scipy.sparse import csgraph
 
 from engine.csp.reference import least_cost, reference_csp, reference_csp_compiled
-from engine.graph import RoadGraph
-from engine.reference import scipy_matrix
+from engine.core.graph import RoadGraph
+from engine.routing.reference import scipy_matrix
 
 SETS = ("Q1", "Q2", "Q3")
 SYNTHETIC = "synthetic"

@@ -9,7 +9,7 @@ import io
 import numpy as np
 
 from engine.io.atomic import atomic_write
-from engine.units import Unit
+from engine.core.units import Unit
 
 FORMAT = "CSV"
 

@@ -10,8 +10,8 @@ import shapely
 from shapely.geometry import mapping
 
 from engine.io.atomic import atomic_write
-from engine.polylines import path_lonlat, require_coordinates
-from engine.units import Unit
+from engine.core.polylines import path_lonlat, require_coordinates
+from engine.core.units import Unit
 
 FORMAT = "GeoJSON"
 

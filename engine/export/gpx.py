@@ -5,7 +5,7 @@ from __future__ import annotations
 import gpxpy.gpx
 
 from engine.io.atomic import atomic_write
-from engine.polylines import path_lonlat, require_coordinates
+from engine.core.polylines import path_lonlat, require_coordinates
 
 FORMAT = "GPX"
 

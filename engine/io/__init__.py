@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine.graph import GraphError, RoadGraph
+from engine.core.graph import GraphError, RoadGraph
 from engine.io.errors import LoadError
 from engine.io.limits import check_regular_file
-from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+from engine.core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 __all__ = ["LoadError", "load", "file_kind", "siblings_used"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.graph import RoadGraph, TurnRestrictions
+from engine.core.graph import RoadGraph, TurnRestrictions
 from engine.io.atomic import atomic_write
 from engine.io.errors import LoadError
 from engine.io.validate import CACHE_KEYS, check_cache, read_meta, read_npz

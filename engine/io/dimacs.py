@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.graph import GraphError, RoadGraph
+from engine.core.graph import GraphError, RoadGraph
 from engine.io.dimacs_text import RecordStream, problem_numbers
 from engine.io.errors import LoadError
 from engine.io.limits import check_allocation, expansion_limit, open_regular
-from engine.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
-from engine.units import infer_units
+from engine.core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+from engine.core.units import infer_units
 
 # Metric names by the DIMACS USA naming scheme (USA-road-d.NY.gr = distance).
 _METRIC_BY_LETTER = {"d": "distance", "t": "travel_time"}

@@ -43,14 +43,14 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.graph import RoadGraph
+from engine.core.graph import RoadGraph
 from engine.io.errors import LoadError
 from engine.io.limits import check_regular_file
 from engine.io.osm_graph import INVALID_COORD, LICENSE, build_graph
 from engine.io.osm_restrictions import read_restriction
 from engine.io.osm_tags import (FERRY_KMH, HIGHWAYS, NO_LIMIT_KMH, parse_duration, parse_lanes,
                                 parse_maxspeed, way_profile)
-from engine.progress import NEVER_CANCELLED, CancelToken, Cancelled, ProgressFn, no_progress
+from engine.core.progress import NEVER_CANCELLED, CancelToken, Cancelled, ProgressFn, no_progress
 
 __all__ = ["load_osm", "load_osm_report", "OsmReport", "parse_maxspeed", "parse_lanes",
            "parse_duration", "LICENSE", "HIGHWAYS", "FERRY_KMH", "NO_LIMIT_KMH"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.graph import RoadGraph, haversine_m
+from engine.core.graph import RoadGraph, haversine_m
 from engine.io.errors import LoadError
 from engine.io.osm_restrictions import resolve_restrictions
 

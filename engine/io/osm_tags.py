@@ -11,7 +11,7 @@ import math
 import re
 from functools import lru_cache
 
-from engine.graph import ROAD_CLASS_INDEX
+from engine.core.graph import ROAD_CLASS_INDEX
 
 __all__ = ["way_profile", "parse_maxspeed", "parse_lanes", "parse_duration",
            "HIGHWAYS", "FERRY_KMH", "NO_LIMIT_KMH"]

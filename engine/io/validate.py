@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.graph import GraphError, path_cost_bound
+from engine.core.graph import GraphError, path_cost_bound
 from engine.io.errors import LoadError
 from engine.io.limits import check_allocation, check_regular_file
 

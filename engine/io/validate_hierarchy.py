@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.graph import GraphError, path_cost_bound
+from engine.core.graph import GraphError, path_cost_bound
 from engine.io.errors import LoadError
 from engine.io.validate import INT32_MAX, in_range, need, offsets
 

@@ -1,4 +1,4 @@
-"""The validator of a bi-criteria hierarchy (``.rlb``, engine.csp.pareto_file), run on
+"""The validator of a bi-criteria hierarchy (``.rlb``, engine.csp.hierarchy.file), run on
 every load before the layered graph, the labeling or a kernel indexes its arrays.
 
 Beyond dtypes, shapes and ranges it checks what keeps answers exact: every shortcut
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from engine.graph import GraphError, path_cost_bound
+from engine.core.graph import GraphError, path_cost_bound
 from engine.io.errors import LoadError
 from engine.io.validate import INT32_MAX, in_range, need
 from engine.io.validate_hierarchy import check_counts

@@ -1,1 +1,1 @@
-"""CUDA sources (*.cu), shipped as package data and compiled by engine.backend.load_module."""
+"""CUDA sources (*.cu), shipped as package data and compiled by engine.core.backend.load_module."""

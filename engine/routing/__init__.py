@@ -1,20 +1,20 @@
 """Point-to-point routing behind one small interface.
 
 A ``Router`` answers ``route(source, target) -> Path`` between internal node indices
-on one graph and one metric (raising engine.paths.Unreachable). Implementations:
+on one graph and one metric (raising engine.core.paths.Unreachable). Implementations:
 
     bidirectional.py  BidirectionalDijkstra: on the graph itself, no preprocessing
     ch_query.py       ChQuery: bidirectional upward search on a contraction hierarchy
                       with stall-on-demand, shortcuts unpacked to original arcs
 
-Trees are not routes: PHAST (engine/phast.py) and direct SSSP (engine/sssp) answer
+Trees are not routes: PHAST (engine/ch/phast.py) and direct SSSP (engine/sssp) answer
 one-to-all queries. ``router_for`` picks the best router for a metric.
 """
 from __future__ import annotations
 
 from typing import Protocol
 
-from engine.paths import Path
+from engine.core.paths import Path
 
 
 class Router(Protocol):
@@ -32,7 +32,7 @@ def router_for(graph, metric: str | None = None, hierarchy=None) -> Router:
     else bidirectional Dijkstra on the graph."""
     metric_obj = graph.metric_of(metric)
     if hierarchy is not None and hierarchy.serves(metric_obj):
-        from engine.routing.ch_query import ChQuery
+        from engine.ch.query import ChQuery
         return ChQuery(hierarchy)
     from engine.routing.bidirectional import BidirectionalDijkstra
     return BidirectionalDijkstra(graph, metric_obj.name)

@@ -18,7 +18,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from engine.paths import Path, check_node, unreachable
+from engine.core.paths import Path, check_node, unreachable
 
 INF = np.iinfo(np.int64).max
 

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine import backend as backends
-from engine.graph import RoadGraph
-from engine.paths import ShortestPathTree, check_node
+from engine.core import backend as backends
+from engine.core.graph import RoadGraph
+from engine.core.paths import ShortestPathTree, check_node
 from engine.sssp import bellman_ford, locality, near_far
 from engine.sssp.parents import parent_arcs
 from engine.sssp.prepared import prepare
-from engine.timing import Timer
+from engine.core.timing import Timer
 
 # name -> (module, label). "auto" is DEFAULT_METHOD on the CPU and, on the GPU, the
 # variant measured fastest on the graph at hand.

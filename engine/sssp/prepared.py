@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.graph import RoadGraph
+from engine.core.graph import RoadGraph
 
 # Nodes per read-only-cache segment for Bellman-Ford's arc order: 4096 int32
 # distances = 16 KiB, a fair share of an SM's L1 on recent GPUs.

@@ -21,7 +21,7 @@ NY = DATA / "dimacs" / "USA-road-d.NY.gr.gz"
 def bench_ch() -> tuple[list[str], list[list[str]]]:
     """CU-CH on NY: contraction and PHAST trees beside scipy Dijkstra, the CPU backend
     and RoutingKit's CH (ch-router), all in this process; then C and K sweeps."""
-    from engine import backend as backends
+    from engine.core import backend as backends
     from engine.io import load
 
     backend = backends.select("auto")
@@ -37,8 +37,8 @@ def bench_ch_big() -> tuple[list[str], list[list[str]]]:
     """CU-CH on the generated 2 M-node network, the same rows as bench_ch, by travel
     time: its road classes give it a hierarchy. (By distance the generated grid has
     none: every street is as good as a motorway, and the overlay densifies.)"""
-    from engine import backend as backends
-    from engine.generate import generate_road_network
+    from engine.core import backend as backends
+    from engine.generate.network import generate_road_network
 
     g = generate_road_network(BIG, seed=1)
     rows = ch_rows(f"generated {g.num_nodes:,} (travel time)", g, "travel_time", backends.select("auto"))
@@ -48,10 +48,10 @@ def bench_ch_big() -> tuple[list[str], list[list[str]]]:
 def ch_rows(label, g, metric, backend) -> list[list[str]]:
     import numpy as np
 
-    from engine import phast
-    from engine.backend import cpu_backend
+    from engine.ch import phast
+    from engine.core.backend import cpu_backend
     from engine.ch import contract
-    from engine.reference import scipy_matrix, sssp
+    from engine.routing.reference import scipy_matrix, sssp
 
     rows = []
     sources = np.random.default_rng(5).integers(0, g.num_nodes, 50)
@@ -101,7 +101,7 @@ def ch_rows(label, g, metric, backend) -> list[list[str]]:
 
 
 def ch_sweep_rows(g, metric, backend) -> list[list[str]]:
-    from engine import phast
+    from engine.ch import phast
 
     rows = []
     for name, value in [("C", C) for C in (0.1, 0.2, 0.4, 0.5)] + [("K", K) for K in (257, 513, 2049, 4097)]:
@@ -153,7 +153,7 @@ def bench_ch_profile() -> tuple[list[str], list[list[str]]]:
     that cost most in one more run (cProfile: launch overhead and waits)."""
     import gc
 
-    from engine import backend as backends
+    from engine.core import backend as backends
     from engine.ch import contract
     from engine.io import load
 
@@ -203,8 +203,8 @@ def bench_phast_profile() -> tuple[list[str], list[list[str]]]:
     over 20 sources), and distances only for a batch of one (host copy included)."""
     import numpy as np
 
-    from engine import backend as backends
-    from engine import phast
+    from engine.core import backend as backends
+    from engine.ch import phast
     from engine.ch import contract
     from engine.io import load
 
@@ -252,7 +252,7 @@ def bench_ch_kernels() -> tuple[list[str], list[list[str]]]:
     csv_path = os.environ.get("ROUTELAB_NCU_CSV")
     if csv_path:
         return header, _ncu_rows(csv_path)
-    from engine import backend as backends
+    from engine.core import backend as backends
     from engine.ch import contract
     from engine.io import load
     if not NY.exists():

@@ -43,7 +43,7 @@ def machine() -> str:
         pass
     text = f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
     try:
-        from engine.backend import gpu_backend
+        from engine.core.backend import gpu_backend
         text += f", GPU {gpu_backend().describe()}"
     except Exception:
         pass

@@ -54,7 +54,7 @@ def _graphs():
         return None
 
     def big():
-        from engine.generate import generate_road_network
+        from engine.generate.network import generate_road_network
         return generate_road_network(BIG, seed=1)
 
     return [("NY", ny, "dimacs-time"), ("Porto", porto, "car-fastest"),
@@ -62,14 +62,14 @@ def _graphs():
 
 
 def crp_rows(label: str, g, decoder_name: str) -> list[list[str]]:
-    from engine import backend as backends
+    from engine.core import backend as backends
     from engine.crp import CrpQuery, Overlay, load_decoder, partition_graph
 
     t0 = time.perf_counter()
     partition = partition_graph(g, seed=0)
     part_s = time.perf_counter() - t0
     overlay = Overlay(g, partition)
-    from engine.crp.customize import microcode
+    from engine.crp.customization.customize import microcode
     mc = microcode(overlay)
     s = overlay.summary()
     decoder = load_decoder(decoder_name)
@@ -95,7 +95,7 @@ def crp_rows(label: str, g, decoder_name: str) -> list[list[str]]:
 
 def _timed_customize(overlay, decoder, backend):
     """Median of RUNS customizations after one untimed (compilation, first touch)."""
-    from engine.crp import customize
+    from engine.crp.customization import customize
     customize(overlay, decoder, backend)
     runs = [customize(overlay, decoder, backend) for _ in range(RUNS)]
     runs.sort(key=lambda m: m.decode_ms + m.total_ms)
@@ -140,7 +140,7 @@ def _cch_rows(label, g, ours, gpu=None) -> list[list[str]]:
         import routingkit_cch as rk
     except ImportError:
         return [[label, "RoutingKit CCH customization", "not installed", "pip install '.[bench]'"]]
-    from engine.crp.local_search import FORBIDDEN
+    from engine.crp.customization.cpu import FORBIDDEN
     tail, head = g.tail.astype(np.uint32), g.head.astype(np.uint32)
     w = np.where(ours.arc_cost == FORBIDDEN, 2**31 - 2, ours.arc_cost).astype(np.uint32)
     t0 = time.perf_counter()
@@ -169,7 +169,7 @@ def _cch_rows(label, g, ours, gpu=None) -> list[list[str]]:
 
 
 def _query_row(label, g, query) -> list[str]:
-    from engine.paths import Unreachable
+    from engine.core.paths import Unreachable
     pairs = np.random.default_rng(5).integers(0, g.num_nodes, (QUERY_PAIRS, 2))
     query.route(0, g.num_nodes - 1) if g.num_nodes > 1 else None
     times, unreachable = [], 0

@@ -198,7 +198,7 @@ def _hierarchy(g, label):
     """The bi-criteria hierarchy (distance, travel time) and its row: built once per
     graph and metric pair, so no query's time includes it."""
     import numba
-    from engine.csp.pareto_hierarchy import build_pareto_hierarchy
+    from engine.csp.hierarchy.build import build_pareto_hierarchy
     h = build_pareto_hierarchy(g, g.metrics["distance"], g.metrics["travel_time"])
     core = int(h.core.sum())
     row = [label, "", f"bi-criteria hierarchy, build (CPU, {numba.get_num_threads()} threads)",
@@ -211,9 +211,9 @@ def _hierarchy(g, label):
 def _variants(g, backend, twin_budget_s=None, hierarchy=None):
     """The rows' solvers; ``twin_budget_s`` caps the slow ones per set (the 2 M graph:
     the CPU twin, K_t fixed and no Lagrangian bound); with a ``hierarchy``, rows on it."""
-    from engine.backend import cpu_backend
+    from engine.core.backend import cpu_backend
     from engine.csp import CspQuery
-    from engine.csp.query import MAX_LABELS    # the row without LARAC stops there (as before)
+    from engine.csp.query.budgeted import MAX_LABELS    # the row without LARAC stops there (as before)
     on = backend.name.upper()
     capped = dict(budget_s=CAPPED_BUDGET_S)
     variants = []
@@ -289,7 +289,7 @@ def _ny():
 
 
 def bench_csp() -> tuple[list[str], list[list[str]]]:
-    from engine import backend as backends
+    from engine.core import backend as backends
     started, g = time.perf_counter(), _ny()
     if g is None:
         return HEADER, [["NY", "", "skipped", "", "", "the NY files are not in the data"]]
@@ -303,7 +303,7 @@ def bench_csp() -> tuple[list[str], list[list[str]]]:
 
 
 def bench_csp_big() -> tuple[list[str], list[list[str]]]:
-    from engine import backend as backends
+    from engine.core import backend as backends
     backend = backends.current()
     if not backend.is_gpu:
         return HEADER, [["generated 2 M", "", "skipped", "", "", "needs a GPU"]]
@@ -315,7 +315,7 @@ def bench_csp_big() -> tuple[list[str], list[list[str]]]:
 
 
 def bench_csp_cpu() -> tuple[list[str], list[list[str]]]:
-    from engine.backend import cpu_backend
+    from engine.core.backend import cpu_backend
     started, g = time.perf_counter(), _ny()
     if g is None:
         return HEADER, [["NY", "", "skipped", "", "", "the NY files are not in the data"]]
@@ -333,7 +333,7 @@ def bench_csp_cpu() -> tuple[list[str], list[list[str]]]:
 
 
 def _generated():
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     return generate_road_network(2_000_000, seed=1)
 
 

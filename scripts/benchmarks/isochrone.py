@@ -1,4 +1,4 @@
-"""Service areas (engine.isochrone) on NY: the geometry's time beside the tree's."""
+"""Service areas (engine.sssp.isochrone) on NY: the geometry's time beside the tree's."""
 from __future__ import annotations
 
 import statistics
@@ -15,11 +15,11 @@ def bench_isochrone() -> tuple[list[str], list[list[str]]]:
     (CPU near-far, warm) and the buffered union of the reached road pieces."""
     import numpy as np
 
-    from engine import backend as backends
+    from engine.core import backend as backends
     from engine.io import load
-    from engine.isochrone import isochrones
+    from engine.sssp.isochrone import isochrones
     from engine.sssp import TreeQuery
-    from engine.units import parse_amounts, unit_of
+    from engine.core.units import parse_amounts, unit_of
 
     ny = DATA / "dimacs" / "USA-road-d.NY.gr.gz"
     if not ny.exists():

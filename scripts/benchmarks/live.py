@@ -82,9 +82,10 @@ def bench_live() -> tuple[list[str], list[list[str]]]:
 
 
 def bench_live_gpu() -> tuple[list[str], list[list[str]]]:
-    from engine import backend as backends
-    from engine.crp import CrpQuery, Overlay, customize, load_decoder, partition_graph
-    from engine.crp.customize import microcode
+    from engine.core import backend as backends
+    from engine.crp import CrpQuery, Overlay, load_decoder, partition_graph
+    from engine.crp.customization import customize
+    from engine.crp.customization.customize import microcode
     from engine.io import load
     from engine.io.cache import load_cache
     b = backends.select("auto")

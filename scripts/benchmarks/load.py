@@ -9,7 +9,7 @@ from benchmarks.common import DATA, best_of, timed
 
 def bench_load() -> tuple[list[str], list[list[str]]]:
     """Load times: DIMACS NY (both metrics + coordinates), its cache, Porto OSM, generated."""
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     from engine.io import load
     from engine.io.cache import save_cache
 
@@ -39,7 +39,7 @@ def bench_dijkstra() -> tuple[list[str], list[list[str]]]:
     import numpy as np
 
     from engine.io import load
-    from engine.reference import scipy_matrix, sssp
+    from engine.routing.reference import scipy_matrix, sssp
 
     ny = DATA / "dimacs" / "USA-road-d.NY.gr.gz"
     if not ny.exists():

@@ -41,9 +41,9 @@ def ch_rows(g, metric: str) -> list[list[str]]:
     """CH query (route with unpacked path) over CH_PAIRS pairs, then RoutingKit's
     distance query and its query + arc path over the same pairs, each in its own pass
     (interleaved, each would evict the other's data from the caches)."""
-    from engine import backend as backends
+    from engine.core import backend as backends
     from engine.ch import contract
-    from engine.routing.ch_query import ChQuery
+    from engine.ch.query import ChQuery
 
     label = f"NY {metric}"
     h = contract(g, metric, backend=backends.select("auto"))
@@ -104,8 +104,8 @@ def _routingkit(g, metric: str):
 def dijkstra_rows(g, metric: str) -> list[list[str]]:
     """Bidirectional Dijkstra beside SciPy's one-to-all Dijkstra plus the path read off
     its tree (what every click route ran before), on the same DIJKSTRA_PAIRS pairs."""
-    from engine import reference
-    from engine.paths import path_from_tree
+    from engine.routing import reference
+    from engine.core.paths import path_from_tree
     from engine.routing.bidirectional import BidirectionalDijkstra
 
     label = f"NY {metric}"

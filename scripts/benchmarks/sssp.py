@@ -14,10 +14,10 @@ def bench_sssp() -> tuple[list[str], list[list[str]]]:
     """
     import numpy as np
 
-    from engine import backend as backends
-    from engine.generate import generate_road_network
+    from engine.core import backend as backends
+    from engine.generate.network import generate_road_network
     from engine.io import load
-    from engine.reference import scipy_matrix, sssp
+    from engine.routing.reference import scipy_matrix, sssp
     from engine.sssp import METHODS, TreeQuery
 
     backend = backends.select("auto")
@@ -58,8 +58,8 @@ def bench_near_far_grid() -> tuple[list[str], list[list[str]]]:
     """near-far grid shape and bucket width: median of 20 sources, NY and generated 2 M."""
     import numpy as np
 
-    from engine import backend as backends
-    from engine.generate import generate_road_network
+    from engine.core import backend as backends
+    from engine.generate.network import generate_road_network
     from engine.io import load
     from engine.sssp import TreeQuery
 

@@ -7,7 +7,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-from engine.graph import RoadGraph  # noqa: E402
+from engine.core.graph import RoadGraph  # noqa: E402
 from tests.app.helpers import grid_graph, shown_window  # noqa: E402
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
-from engine.graph import ROAD_CLASS_INDEX, RoadGraph, haversine_m
+from engine.core.graph import ROAD_CLASS_INDEX, RoadGraph, haversine_m
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 LOAD_TIMEOUT_MS = 30_000

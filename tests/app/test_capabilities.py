@@ -8,9 +8,10 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QThread, Qt
 
-from engine import capabilities, reference
+from engine import capabilities
+from engine.routing import reference
 from engine.capabilities import Capability, Param
-from engine.paths import check_path
+from engine.core.paths import check_path
 from tests.app.helpers import ROUTE_TIMEOUT_MS, ch, load_graph, routes, shift_click_route
 
 CONTRACT_TIMEOUT_MS = 60_000
@@ -18,7 +19,7 @@ CONTRACT_TIMEOUT_MS = 60_000
 
 @pytest.fixture(scope="module")
 def network():
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     return generate_road_network(num_nodes=3000, seed=1)
 
 

@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 
 from app.crp_chart import HISTORY_RUNS, CustomizationChart, format_ms
-from engine.crp.customize import customize
-from engine.crp.decoder import load_decoder
-from engine.crp.overlay import Overlay
-from engine.crp.partition import partition_graph
-from engine.generate import generate_road_network
+from engine.crp.customization.customize import customize
+from engine.crp.metric.decoder import load_decoder
+from engine.crp.partition.overlay import Overlay
+from engine.crp.partition.nested import partition_graph
+from engine.generate.network import generate_road_network
 
 SHOTS = os.environ.get("ROUTELAB_SHOTS")
 
-GPU_RECORDS = [   # as engine.crp.customize_gpu reports them: three phases per level
+GPU_RECORDS = [   # as engine.crp.customization.gpu reports them: three phases per level
     {"level": 0, "cells": 97, "shortcuts": 9961, "variant": "microcode", "rounds": 1,
      "ms": {"mapping": 0.05, "search": 0.31, "collection": 0.02}},
     {"level": 1, "cells": 12, "shortcuts": 4896, "variant": "bf_minplus", "rounds": 6,

@@ -11,12 +11,12 @@ from app import crp_map
 from app.crp_map import CELL_PALETTE, CellOverlay, cell_colouring, cell_colours
 from app.map_view import MapView
 from app.network_geometry import build_drawing
-from engine.crp.customize import customize
-from engine.crp.decoder import load_decoder
-from engine.crp.local_search import FORBIDDEN
-from engine.crp.overlay import Overlay
-from engine.crp.partition import partition_graph
-from engine.generate import generate_road_network
+from engine.crp.customization.customize import customize
+from engine.crp.metric.decoder import load_decoder
+from engine.crp.customization.cpu import FORBIDDEN
+from engine.crp.partition.overlay import Overlay
+from engine.crp.partition.nested import partition_graph
+from engine.generate.network import generate_road_network
 
 SHOTS = os.environ.get("ROUTELAB_SHOTS")   # a folder: save screenshots there (looked at by hand)
 

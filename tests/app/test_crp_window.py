@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt, QTimer
 
-from engine.crp import CrpQuery, customize
-from engine.graph import ROAD_CLASS_INDEX
-from engine.paths import Unreachable
+from engine.crp import CrpQuery
+from engine.crp.customization.customize import customize
+from engine.core.graph import ROAD_CLASS_INDEX
+from engine.core.paths import Unreachable
 from tests.app.helpers import click_node, load_graph, routes
 from tests.conftest import DATA, need
 
@@ -150,7 +151,7 @@ def check_burst(qtbot, window, s, t):
 
 
 def test_live_metric_editing_on_the_generated_network(qtbot, window):
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     s, t, _ = live_session(qtbot, window, generate_road_network(8_000, seed=3))
     check_edits(qtbot, window)
     check_burst(qtbot, window, s, t)
@@ -164,7 +165,7 @@ def test_live_metric_editing_on_an_osm_extract(qtbot, window):
 
 
 def test_a_decoder_failing_in_the_engine_keeps_the_metric(qtbot, window):
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     load_graph(qtbot, window, generate_road_network(2_000, seed=5))
     partition(qtbot, window)
     e, metric = editor(window), window.session.cell_metric
@@ -178,7 +179,7 @@ def test_a_decoder_failing_in_the_engine_keeps_the_metric(qtbot, window):
 
 
 def test_cells_mode_shows_a_cell_and_its_matrix(qtbot, window):
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     load_graph(qtbot, window, generate_road_network(3_000, seed=6))
     partition(qtbot, window)
     panel = crp(window).panel

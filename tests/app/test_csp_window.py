@@ -11,10 +11,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from engine.csp import CspQuery
-from engine.generate import generate_road_network
-from engine.graph import RoadGraph
-from engine.paths import Unreachable
-from engine.polylines import route_polyline
+from engine.generate.network import generate_road_network
+from engine.core.graph import RoadGraph
+from engine.core.paths import Unreachable
+from engine.core.polylines import route_polyline
 from app.controllers.csp import BudgetScale
 from app.csp_charts import metric_text
 from tests.app.helpers import click_node, grid_graph, load_graph, node_viewport_pos

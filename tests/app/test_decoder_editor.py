@@ -6,9 +6,9 @@ from PySide6.QtCore import QPoint, Qt
 
 from app.decoder_editor import DecoderEditor
 from app.decoder_form import History, State
-from engine.crp.decoder import DecoderError, load_decoder, shipped_decoders
-from engine.crp.turns import TURN_TYPES
-from engine.graph import ROAD_CLASSES
+from engine.crp.metric.decoder import DecoderError, load_decoder, shipped_decoders
+from engine.core.turns import TURN_TYPES
+from engine.core.graph import ROAD_CLASSES
 
 
 class Recorder:

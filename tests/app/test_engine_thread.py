@@ -13,9 +13,10 @@ import pytest
 from PySide6.QtCore import Qt, QThread, QTimer
 
 from app.engine_thread import EngineClient
-from engine import paths, reference
-from engine.paths import check_path
-from engine.polylines import route_polyline
+from engine.core import paths
+from engine.routing import reference
+from engine.core.paths import check_path
+from engine.core.polylines import route_polyline
 from tests.app.helpers import (ISLAND, LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, answer_of, grid_graph,
                                write_dimacs)
 

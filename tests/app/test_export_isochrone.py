@@ -14,7 +14,7 @@ import shapely
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QFileDialog
 
-from engine import reference
+from engine.routing import reference
 from tests.app.helpers import ROUTE_TIMEOUT_MS, click_node, load_graph, shift_click_route, trees
 
 A, B = 7, 28                 # grid nodes (indices), as in test_main_window
@@ -87,7 +87,7 @@ def test_file_export_writes_the_route_and_the_tree(qtbot, window, graph, tmp_pat
 
 @pytest.fixture(scope="module")
 def road_network():
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     return generate_road_network(num_nodes=3000, seed=4)
 
 

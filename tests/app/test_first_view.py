@@ -20,7 +20,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from engine.graph import ROAD_CLASS_INDEX, RoadGraph, haversine_m
+from engine.core.graph import ROAD_CLASS_INDEX, RoadGraph, haversine_m
 from tests.app.helpers import (LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, click_node, load_graph, routes,
                                shown_window)
 from tests.conftest import DATA, NY_D, PORTO, need
@@ -132,7 +132,7 @@ def test_first_view_of_ny_and_the_generated_network(qtbot, big_window, which):
         from engine.io import load
         graph = load([need(NY_D)])
     else:
-        from engine.generate import generate_road_network
+        from engine.generate.network import generate_road_network
         graph = generate_road_network()
     load_graph(qtbot, big_window, graph)
     inside, occupancy = view_measures(big_window)
@@ -188,7 +188,7 @@ def test_a_marker_on_a_service_road_keeps_service_roads_drawn(qtbot, big_window)
 # -------------------------------------------------------------------- scale bar
 def ground_length_of_bar(window, graph) -> float:
     """Metres on the ground between the bar's two ends laid across the view's centre,
-    by haversine on the inverse of the map's projection (engine.graph.project_lonlat)."""
+    by haversine on the inverse of the map's projection (engine.core.graph.project_lonlat)."""
     view = window.map_view.view
     bar = window.map_view.scale_bar
     c = view.viewRect().center()
@@ -279,7 +279,7 @@ def test_side_panel_fits_1280x800_in_tree_mode_with_a_service_area(qtbot, big_wi
     """Tree mode (T, then a click) with the service area on: the tree's legend (up to
     16 bins) and the areas' legend fit, because opening a capability's box folds the
     others' and Network."""
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     graph = generate_road_network(num_nodes=3000, seed=4)
     load_graph(qtbot, big_window, graph)
     area = big_window.controller("isochrone")

@@ -14,11 +14,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog
 
-from engine import paths, reference
+from engine.core import paths
+from engine.routing import reference
 from engine.capabilities import contract as contract_capability
 from engine.capabilities.tree import PHAST
 from engine.ch import STEPS
-from engine.polylines import route_polyline
+from engine.core.polylines import route_polyline
 from tests.app.helpers import answer_of, ch, click_node, grid_graph, load_graph, routes, trees
 
 K = 100
@@ -28,7 +29,7 @@ TREE_TIMEOUT_MS = 30_000
 
 @pytest.fixture(scope="module")
 def network():
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     return generate_road_network(num_nodes=3000, seed=1)
 
 

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from engine.paths import check_path
+from engine.core.paths import check_path
 from tests.app.helpers import (ID_OFFSET, ISLAND, LOAD_TIMEOUT_MS, ROUTE_TIMEOUT_MS, SHARED_DATA, answer_of,
                                click_node, context_menu_action, grid_graph, load_graph,
                                node_viewport_pos, routes, write_dimacs)
@@ -187,7 +187,7 @@ def test_status_bar_names_backend_and_size(qtbot, window, graph):
 
 
 def test_level_of_detail_follows_the_zoom(qtbot, window, monkeypatch):
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     g = generate_road_network(num_nodes=30_000, seed=2)
     monkeypatch.setattr("app.network_geometry.COARSEST_CELLS", 32)   # a small net needs big cells
     monkeypatch.setattr("app.map_view.CROP_ABOVE_SEGMENTS", 1000)    # and crops early

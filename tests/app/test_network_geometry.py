@@ -5,9 +5,9 @@ import numpy as np
 
 from app.map_style import CLASS_TO_GROUP, ROAD_GROUPS
 from app.network_geometry import build_drawing
-from engine.graph import ROAD_CLASS_INDEX
-from engine.polylines import route_polyline
-from engine.reference import shortest_path
+from engine.core.graph import ROAD_CLASS_INDEX
+from engine.core.polylines import route_polyline
+from engine.routing.reference import shortest_path
 
 from tests.app.helpers import ID_OFFSET, SIDE, grid_graph
 

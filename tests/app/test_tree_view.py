@@ -12,7 +12,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from engine import paths, reference, sssp
+from engine import sssp
+from engine.core import paths
+from engine.routing import reference
 from engine.sssp import METHODS
 from tests.app.helpers import (ISLAND, ROUTE_TIMEOUT_MS, click_node, context_menu_action, routes, trees,
                                load_graph, node_viewport_pos)
@@ -24,7 +26,7 @@ COMPARE_TIMEOUT_MS = 60_000
 
 @pytest.fixture(scope="module")
 def road_network():
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     return generate_road_network(num_nodes=3000, seed=4)
 
 

@@ -55,7 +55,7 @@ def check_units(qtbot, window, graph):
 
 
 def test_generated_graph_reads_in_km_and_minutes(qtbot, window):
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     g = generate_road_network(num_nodes=3000, seed=4)
     load_graph(qtbot, window, g)
     check_units(qtbot, window, g)

@@ -17,12 +17,12 @@ from tests.conftest import ROOT
 CHILD = textwrap.dedent("""
     import resource, signal, sys
     from pathlib import Path
-    from engine.backend import cpu_backend
+    from engine.core.backend import cpu_backend
     from engine.capabilities.tree import _save_tree
     from engine.ch import contract
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     from engine.io.cache import save_cache
-    from engine.reference import sssp
+    from engine.routing.reference import sssp
     folder, phase = Path(sys.argv[1]), sys.argv[2]
     g = generate_road_network(200 if phase == "good" else 5000, seed=3)
     h = contract(g, K=32, backend=cpu_backend())

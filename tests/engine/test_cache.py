@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.graph import RoadGraph
+from engine.core.graph import RoadGraph
 from engine.io import LoadError, load
 from engine.io.cache import save_cache
 

@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from engine import phast
-from engine.backend import cpu_backend
+from engine.ch import phast
+from engine.core.backend import cpu_backend
 from engine.ch import Hierarchy, contract
-from engine.generate import generate_road_network
-from engine.graph import RoadGraph
+from engine.generate.network import generate_road_network
+from engine.core.graph import RoadGraph
 from engine.io import LoadError, load
-from engine.paths import check_path
-from engine.reference import scipy_matrix, sssp
+from engine.core.paths import check_path
+from engine.routing.reference import scipy_matrix, sssp
 from tests.conftest import PORTO, need
 from tests.engine.test_sssp import check_tree
 
@@ -156,7 +156,7 @@ def test_iteration_records_and_progress(rome):
 
 
 def test_cancel_between_levels(rome):
-    from engine.progress import CancelToken, Cancelled
+    from engine.core.progress import CancelToken, Cancelled
     token = CancelToken()
     with pytest.raises(Cancelled):
         contract(rome, K=64, backend=CPU, cancel=token, on_iteration=lambda r: token.cancel())
@@ -165,7 +165,7 @@ def test_cancel_between_levels(rome):
 def test_cancel_inside_a_level(rome, monkeypatch):
     """A level is checked between its steps: cancelled during SCORE, nothing after it runs."""
     import engine.ch as ch
-    from engine.progress import CancelToken, Cancelled
+    from engine.core.progress import CancelToken, Cancelled
     token, real = CancelToken(), ch.importance
     monkeypatch.setattr(ch, "importance", lambda *a: (token.cancel(), real(*a))[1])
     monkeypatch.setattr(ch, "independent_set", lambda *a: pytest.fail("SELECT ran after cancel"))

@@ -1,5 +1,5 @@
 """CRP end to end on the CPU: exact turn-aware routes against an independent oracle
-(SciPy on an arc-to-arc graph built in engine.reference), restrictions honoured,
+(SciPy on an arc-to-arc graph built in engine.routing.reference), restrictions honoured,
 paths valid, and the command line."""
 from __future__ import annotations
 
@@ -9,14 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.crp import CrpQuery, Overlay, customize, load_decoder, partition_graph
-from engine.crp.decode import FORBIDDEN, decode
-from engine.crp.decoder import parse_decoder
-from engine.crp.query import path_turns
-from engine.generate import generate_road_network
+from engine.crp import CrpQuery, Overlay, load_decoder, partition_graph
+from engine.crp.customization.customize import customize
+from engine.crp.metric.costs import FORBIDDEN, decode
+from engine.crp.metric.decoder import parse_decoder
+from engine.crp.query.router import path_turns
+from engine.generate.network import generate_road_network
 from engine.io import load
-from engine.paths import Unreachable
-from engine.reference import TurnAwareReference, sssp
+from engine.core.paths import Unreachable
+from engine.routing.reference import TurnAwareReference, sssp
 from tests.conftest import DATA, NY_T, PORTO, need
 from tests.engine.test_osm import write_osm
 

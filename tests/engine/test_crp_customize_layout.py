@@ -1,4 +1,4 @@
-"""The device layout of GPU customization (engine/crp/customize_layout.py): reverse
+"""The device layout of GPU customization (engine/crp/customization/layout.py): reverse
 CSR, entry batches, pair offsets; and a NumPy pull Bellman-Ford on that layout (the
 GPU kernels' semantics, overflow included) equals the CPU Dijkstra S_l."""
 from __future__ import annotations
@@ -6,18 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.crp import customize_layout as layout
-from engine.crp.customize import CostOverflow, customize_costs
-from engine.crp.local_search import FORBIDDEN
-from engine.crp.overlay import Overlay
-from engine.generate import generate_road_network
+from engine.crp.customization import layout
+from engine.crp.customization.customize import CostOverflow, customize_costs
+from engine.crp.customization.cpu import FORBIDDEN
+from engine.crp.partition.overlay import Overlay
+from engine.generate.network import generate_road_network
 
 pytest.importorskip("pymetis")
 
 
 @pytest.fixture(scope="module")
 def overlay():
-    from engine.crp.partition import partition_graph
+    from engine.crp.partition.nested import partition_graph
     g = generate_road_network(6000, seed=3)
     return Overlay(g, partition_graph(g, seed=0))
 
@@ -124,7 +124,7 @@ def test_pull_bellman_ford_on_the_layout_equals_dijkstra(overlay, forbidden):
 def test_overflow_is_judged_like_dijkstra(overlay, scale):
     """Level by level on the layout's own results: the same flag as the Dijkstra's, the
     same costs until a level overflows."""
-    from engine.crp.local_search import customize_cells
+    from engine.crp.customization.cpu import customize_cells
     weights = _weights(overlay, scale=scale)
     for t in overlay.levels:
         s, overflow = _pull_bellman_ford(t, weights)
@@ -244,7 +244,7 @@ def test_minplus_rounds_on_the_layout_equal_dijkstra(overlay, forbidden):
 
 
 def test_minplus_overflow_is_judged_like_dijkstra(overlay):
-    from engine.crp.local_search import customize_cells
+    from engine.crp.customization.cpu import customize_cells
     ref = customize_costs(overlay, overlay.graph.metric(None), _weights(overlay, scale=100))
     t = overlay.levels[1]
     below = ref.shortcuts[0].astype(np.int64) * 6000          # finite entries near 2^31
@@ -286,7 +286,7 @@ class _HostBackend:
 def test_minplus_level_launch_fits(overlay, options):
     """The min-plus variant's block shape on every level: its rows and slot tables fit
     the shared memory it asks for, and its arrays have the kernel's parameter types."""
-    from engine.crp.customize_gpu import DoesNotFit, MinplusLevel
+    from engine.crp.customization.gpu import DoesNotFit, MinplusLevel
     with pytest.raises(DoesNotFit):
         MinplusLevel(_HostBackend(), overlay.levels[0], None, options, overlay)
     for t in overlay.levels[1:]:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.crp.decode import FORBIDDEN, DecodeError, DecodeInputs, decode, evaluate_expression
-from engine.crp.decoder import DecoderError, load_decoder, parse_decoder, shipped_decoders
-from engine.crp.expression import ExpressionError, parse
-from engine.crp.turns import TURN_TYPE_INDEX, turn_graph
-from engine.generate import generate_road_network
-from engine.graph import ROAD_CLASS_INDEX, ROAD_CLASSES, RoadGraph
+from engine.crp.metric.costs import FORBIDDEN, DecodeError, DecodeInputs, decode, evaluate_expression
+from engine.crp.metric.decoder import DecoderError, load_decoder, parse_decoder, shipped_decoders
+from engine.crp.metric.expression import ExpressionError, parse
+from engine.core.turns import TURN_TYPE_INDEX, turn_graph
+from engine.generate.network import generate_road_network
+from engine.core.graph import ROAD_CLASS_INDEX, ROAD_CLASSES, RoadGraph
 
 SPEEDS = "\n".join(f"{c} = 50" for c in ROAD_CLASSES)
 

@@ -9,10 +9,10 @@ import pytest
 from engine.capabilities import get as capability
 from engine.capabilities.common import decoder_for
 from engine.crp import load_decoder
-from engine.crp.decoder import DecoderError
-from engine.generate import generate_road_network
-from engine.jobs import JobContext
-from engine.paths import Unreachable
+from engine.crp.metric.decoder import DecoderError
+from engine.generate.network import generate_road_network
+from engine.core.jobs import JobContext
+from engine.core.paths import Unreachable
 from engine.workspace import Workspace
 from tests.engine.test_crp import crp_setup
 
@@ -66,7 +66,7 @@ def test_steps_follow_the_path(crp):
 def test_route_capability_with_decoder_text():
     g = generate_road_network(2_000, seed=3)
     ws = Workspace(g)
-    from engine.crp.partition import partition_graph
+    from engine.crp.partition.nested import partition_graph
     ws.set_partition(partition_graph(g, seed=0))
     text = load_decoder("car-fastest").to_toml()
     ctx = JobContext()
@@ -80,7 +80,8 @@ def test_route_capability_with_decoder_text():
 def test_a_query_switched_to_another_metric_equals_a_new_one(crp):
     g, overlay, metric, query = crp
     from dataclasses import replace
-    from engine.crp import CrpQuery, customize
+    from engine.crp import CrpQuery
+    from engine.crp.customization import customize
     d = load_decoder("car-fastest")
     other = customize(overlay, replace(d, forbid=("motorway", "trunk"), turns=(("left", 60),)))
     query.set_metric(other)

@@ -1,4 +1,4 @@
-"""Microinstructions of the lowest CRP level (engine.crp.microcode): the CPU runner
+"""Microinstructions of the lowest CRP level (engine.crp.customization.microcode): the CPU runner
 equals the Dijkstra reference (customize_cells) bit for bit; the instruction stream is
 well formed (slots in bounds, layers independent, every slot read means the edge the
 instruction expects: reuse never clobbers a live slot); the packed block layout of the
@@ -9,14 +9,14 @@ import numba as nb
 import numpy as np
 import pytest
 
-from engine.crp.customize import CostOverflow
-from engine.crp.local_search import FORBIDDEN, customize_cells
-from engine.crp.microcode import compile_microcode, run_microcode_cpu
-from engine.crp.microcode_gpu import ASSIGN, NO_SLOT, pack_blocks
-from engine.crp.overlay import Overlay
-from engine.crp.partition import Partition
-from engine.generate import generate_road_network
-from engine.graph import RoadGraph
+from engine.crp.customization.customize import CostOverflow
+from engine.crp.customization.cpu import FORBIDDEN, customize_cells
+from engine.crp.customization.microcode import compile_microcode, run_microcode_cpu
+from engine.crp.customization.microcode_gpu import ASSIGN, NO_SLOT, pack_blocks
+from engine.crp.partition.overlay import Overlay
+from engine.crp.partition.nested import Partition
+from engine.generate.network import generate_road_network
+from engine.core.graph import RoadGraph
 
 
 def _reference(o, weights, level=0):
@@ -37,7 +37,7 @@ def _turn_weights(o, seed=0, forbidden=0.0, scale=1):
 
 @pytest.fixture(scope="module")
 def gen():
-    from engine.crp.partition import partition_graph
+    from engine.crp.partition.nested import partition_graph
     g = generate_road_network(5000, seed=3)
     o = Overlay(g, partition_graph(g, seed=0))
     assert o.turns.banned > 0

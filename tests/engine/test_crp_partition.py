@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 import engine.capabilities.partition as cap   # registers "partition"
-from engine.crp.partition import (Partition, default_levels, merge_levels, partition_graph,
+from engine.crp.partition.nested import (Partition, default_levels, merge_levels, partition_graph,
                                   partition_report)
-from engine.generate import generate_road_network
-from engine.graph import RoadGraph
+from engine.generate.network import generate_road_network
+from engine.core.graph import RoadGraph
 from engine.io import LoadError, load
-from engine.jobs import JobContext
-from engine.progress import CancelToken, Cancelled
+from engine.core.jobs import JobContext
+from engine.core.progress import CancelToken, Cancelled
 from tests.conftest import NY_D, need
 
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from engine.csp import CspQuery, NoPathWithinBudget
-from engine.generate import generate_road_network
-from engine.graph import RoadGraph
-from engine.paths import Unreachable
+from engine.generate.network import generate_road_network
+from engine.core.graph import RoadGraph
+from engine.core.paths import Unreachable
 
 
 def small_graph(seed: int, n: int = 9, m: int = 26, zero: float = 0.15) -> RoadGraph:
@@ -291,7 +291,7 @@ def test_reverse_search_dial_and_heap_agree(radius):
     """The bounds' reverse search with Dial's buckets and with a binary heap (weights of
     MAX_BUCKETS or more): the same nodes settled and the same distances (the tree sums
     may differ where shortest paths tie)."""
-    from engine.csp.bounds import INF, ReverseGraph, reverse_search
+    from engine.csp.bounds.cpu import INF, ReverseGraph, reverse_search
     g = generate_road_network(3_000, seed=8)
     length, cost = (np.asarray(g.metrics[m], np.int64) for m in ("distance", "travel_time"))
     rev = ReverseGraph.of(g, length, cost)

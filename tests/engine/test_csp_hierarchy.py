@@ -1,5 +1,5 @@
-"""The bi-criteria hierarchy (engine.csp.pareto_hierarchy) and the labeling on it
-(engine.csp.layered): every Pareto-optimal path survives with its length and cost,
+"""The bi-criteria hierarchy (engine.csp.hierarchy.build) and the labeling on it
+(engine.csp.hierarchy.layered): every Pareto-optimal path survives with its length and cost,
 shortcuts unpack to paths of the graph, and cost-budgeted answers and Pareto sets
 equal those on the graph itself and the references."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from engine.csp import CspQuery
-from engine.csp.layered import LayeredGraph
-from engine.csp.pareto_hierarchy import build_pareto_hierarchy
-from engine.generate import generate_road_network
+from engine.csp.hierarchy.layered import LayeredGraph
+from engine.csp.hierarchy.build import build_pareto_hierarchy
+from engine.generate.network import generate_road_network
 from tests.engine.test_csp import _check_sets, brute_force_cases, check_edge_cases, pareto_of, \
     small_graph
 

@@ -1,4 +1,4 @@
-"""The Lagrangian bound (engine.csp.lagrangian): exact with it on small graphs against
+"""The Lagrangian bound (engine.csp.bounds.lagrangian): exact with it on small graphs against
 brute force, a valid bound (lower <= optimum <= upper), integral weights that fit, and
 the policy that starts a hard query over with it."""
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from engine.csp import CspQuery
-from engine.csp.lagrangian import WEIGHT_LIMIT, weights_for
-from engine.generate import generate_road_network
+from engine.csp.bounds.lagrangian import WEIGHT_LIMIT, weights_for
+from engine.generate.network import generate_road_network
 from tests.engine.test_csp import brute_force_cases, halfway_budgets, small_graph
 
 

@@ -1,4 +1,4 @@
-"""Bi-criteria hierarchy files (.rlb, engine.csp.pareto_file): a saved hierarchy loads
+"""Bi-criteria hierarchy files (.rlb, engine.csp.hierarchy.file): a saved hierarchy loads
 with the same arrays and answers; a damaged, tampered or foreign file is refused with
 its name and the reason (engine.io.validate_pareto_hierarchy); fuzzed files are
 refused or answer exactly; the command line builds, writes and reuses one."""
@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from engine.csp import CspQuery
-from engine.csp.pareto_file import load_pareto_hierarchy, save_pareto_hierarchy
-from engine.csp.pareto_hierarchy import pareto_hierarchy_for
-from engine.generate import generate_road_network
+from engine.csp.hierarchy.file import load_pareto_hierarchy, save_pareto_hierarchy
+from engine.csp.hierarchy.build import pareto_hierarchy_for
+from engine.generate.network import generate_road_network
 from engine.io import LoadError
 from engine.workspace import Workspace
 from tests.engine.test_csp import halfway_budgets
@@ -122,7 +122,7 @@ def test_another_graph_truncation_and_other_metrics_are_refused(tmp_path, saved)
     with pytest.raises(LoadError, match="not a readable"):
         load_pareto_hierarchy(cut, g)
     with pytest.raises(ValueError, match="two named metrics"):
-        from engine.csp.pareto_hierarchy import build_pareto_hierarchy
+        from engine.csp.hierarchy.build import build_pareto_hierarchy
         save_pareto_hierarchy(build_pareto_hierarchy(g, g.metrics["distance"],
                                                      g.metrics["travel_time"]), tmp_path / "x.rlb")
 

@@ -15,8 +15,8 @@ from engine.csp.query_sets import (SETS, build_query_sets, internal_queries, set
                                    synthetic_cost, with_cost_metric)
 from engine.csp.reference import (least_cost, path_totals, reference_csp, reference_csp_compiled,
                                   reference_pareto)
-from engine.generate import generate_road_network
-from engine.reference import shortest_path
+from engine.generate.network import generate_road_network
+from engine.routing.reference import shortest_path
 from tests.conftest import ROME, need
 from tests.cspy_peer import cspy_graph
 
@@ -220,7 +220,7 @@ def test_query_set_costs_agree_with_the_reference(generated, generated_sets):
 def test_shortest_path_cost_is_the_least_among_ties():
     """A two-way chain with two parallel arcs per hop, same length and costs 3 and 5: a
     shortest path costs 3 per hop, whichever arc a Dijkstra by length kept."""
-    from engine.graph import RoadGraph
+    from engine.core.graph import RoadGraph
     hops = [(i, i + 1) for i in range(39)] + [(i + 1, i) for i in range(39)]
     tail = [u for u, _ in hops] * 2
     head = [v for _, v in hops] * 2

@@ -14,10 +14,10 @@ import shapely
 from shapely.geometry import shape
 
 from app.cli import main
-from engine import reference
-from engine.generate import generate_road_network
+from engine.routing import reference
+from engine.generate.network import generate_road_network
 from engine.io.cache import save_cache
-from engine.polylines import path_lonlat
+from engine.core.polylines import path_lonlat
 from engine.routing import router_for
 
 OSM = "© OpenStreetMap contributors"

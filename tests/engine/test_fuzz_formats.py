@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
-from engine.backend import cpu_backend
+from engine.core.backend import cpu_backend
 from engine.ch import Hierarchy, contract
-from engine.generate import generate_road_network
-from engine.graph import RoadGraph
+from engine.generate.network import generate_road_network
+from engine.core.graph import RoadGraph
 from engine.io import LoadError, load
 from engine.io.cache import save_cache
 from engine.io.validate_hierarchy import check_hierarchy
-from engine.phast import PhastQuery
-from engine.reference import sssp
+from engine.ch.phast import PhastQuery
+from engine.routing.reference import sssp
 from engine.sssp import TreeQuery
 
 CPU = cpu_backend()

@@ -6,8 +6,8 @@ import pytest
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from engine.generate import ORIGIN_LAT, ORIGIN_LON, generate_road_network
-from engine.graph import EARTH_RADIUS_M, ROAD_CLASS_INDEX, haversine_m
+from engine.generate.network import ORIGIN_LAT, ORIGIN_LON, generate_road_network
+from engine.core.graph import EARTH_RADIUS_M, ROAD_CLASS_INDEX, haversine_m
 
 SIZES = (1_000, 20_000, 100_000)
 FAST = ROAD_CLASS_INDEX["secondary"]          # motorway..secondary are the fast network

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.graph import GraphError, RoadGraph, path_cost_bound, project_lonlat
+from engine.core.graph import GraphError, RoadGraph, path_cost_bound, project_lonlat
 
 
 def test_csr_is_sorted_by_tail_and_keeps_arc_data_aligned():

@@ -239,7 +239,7 @@ def test_info_lists_the_siblings(tmp_path):
 @pytest.mark.parametrize("after", [0.02, 0.1])
 def test_cancel_acts_inside_a_dimacs_parse_of_new_york(after):
     from engine.io import load
-    from engine.progress import CancelToken, Cancelled
+    from engine.core.progress import CancelToken, Cancelled
     token, outcome = CancelToken(), {}
 
     def run():

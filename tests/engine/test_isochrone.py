@@ -12,12 +12,12 @@ import shapely
 from shapely.geometry import shape
 
 from app.cli import main
-from engine import reference
-from engine.generate import generate_road_network
-from engine.graph import RoadGraph
+from engine.routing import reference
+from engine.generate.network import generate_road_network
+from engine.core.graph import RoadGraph
 from engine.io.cache import save_cache
-from engine.isochrone import default_buffer_m, isochrones
-from engine.polylines import arc_polylines
+from engine.sssp.isochrone import default_buffer_m, isochrones
+from engine.core.polylines import arc_polylines
 
 SOURCE = 700
 
@@ -163,7 +163,7 @@ def test_bad_cutoffs_are_one_clear_line(capsys, graph, graph_file, cutoffs, says
 
 def test_a_unit_after_the_last_cutoff_applies_to_all():
     from engine.capabilities.isochrone import cutoffs_in_raw_units
-    from engine.units import Unit
+    from engine.core.units import Unit
     assert cutoffs_in_raw_units("5, 10, 15 min", Unit("ds")) == [3000, 6000, 9000]
     assert cutoffs_in_raw_units("300,600", Unit("ds")) == [3000, 6000]          # seconds
     assert cutoffs_in_raw_units("0.5, 1.5km", Unit("m")) == [500, 1500]

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.graph import ROAD_CLASS_INDEX, haversine_m
+from engine.core.graph import ROAD_CLASS_INDEX, haversine_m
 from engine.io import LoadError, load
 from engine.io.osm import (FERRY_KMH, LICENSE, NO_LIMIT_KMH, load_osm, load_osm_report,
                            parse_duration, parse_lanes, parse_maxspeed)
-from engine.progress import Cancelled, CancelToken
+from engine.core.progress import Cancelled, CancelToken
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "osm"
 

@@ -8,9 +8,9 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy.sparse import csgraph
 
-from engine.graph import RoadGraph
-from engine.paths import Unreachable, check_path, path_from_tree
-from engine.reference import shortest_path, sssp
+from engine.core.graph import RoadGraph
+from engine.core.paths import Unreachable, check_path, path_from_tree
+from engine.routing.reference import shortest_path, sssp
 
 
 @st.composite

@@ -8,15 +8,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import reference
-from engine.backend import cpu_backend
+from engine.routing import reference
+from engine.core.backend import cpu_backend
 from engine.ch import contract
-from engine.generate import generate_road_network
-from engine.graph import RoadGraph
-from engine.paths import Unreachable, check_path
+from engine.generate.network import generate_road_network
+from engine.core.graph import RoadGraph
+from engine.core.paths import Unreachable, check_path
 from engine.routing import router_for
 from engine.routing.bidirectional import BidirectionalDijkstra
-from engine.routing.ch_query import ChQuery
+from engine.ch.query import ChQuery
 
 
 def check_pairs(graph, router, sources: int, targets: int, seed: int) -> int:

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from engine.backend import cpu_backend
-from engine.generate import generate_road_network
-from engine.graph import RoadGraph
+from engine.core.backend import cpu_backend
+from engine.generate.network import generate_road_network
+from engine.core.graph import RoadGraph
 from engine.io import load
-from engine.reference import scipy_matrix, sssp
+from engine.routing.reference import scipy_matrix, sssp
 from engine.sssp import METHODS, TreeQuery, shortest_path_tree
 from tests.conftest import PORTO, need
 

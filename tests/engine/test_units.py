@@ -1,4 +1,4 @@
-"""engine.units: display forms, amounts with units, and units inferred from the data."""
+"""engine.core.units: display forms, amounts with units, and units inferred from the data."""
 from __future__ import annotations
 
 import dataclasses
@@ -6,7 +6,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from engine.units import Unit, format_duration, format_length, infer_units, parse_amounts
+from engine.core.units import Unit, format_duration, format_length, infer_units, parse_amounts
 
 
 def test_display_forms():
@@ -35,7 +35,7 @@ def test_amounts_with_and_without_units():
 
 
 def test_generated_graph_units_are_inferred_back():
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     g = generate_road_network(num_nodes=3000, seed=2)
     assert g.metric_units == {"distance": "m", "travel_time": "ds"}
     blind = dataclasses.replace(g, metric_units={})
@@ -48,7 +48,7 @@ def test_generated_graph_units_are_inferred_back():
 
 
 def test_units_that_cannot_be_established_stay_unknown():
-    from engine.generate import generate_road_network
+    from engine.generate.network import generate_road_network
     g = generate_road_network(num_nodes=500, seed=3)
     noise = np.random.default_rng(0).integers(1, 10**6, g.num_arcs).astype(np.int32)
     odd = dataclasses.replace(g, metric_units={}, metrics={"weight": noise})

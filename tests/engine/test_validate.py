@@ -10,9 +10,9 @@ import zipfile
 import numpy as np
 import pytest
 
-from engine.backend import cpu_backend
+from engine.core.backend import cpu_backend
 from engine.ch import Hierarchy, contract
-from engine.generate import generate_road_network
+from engine.generate.network import generate_road_network
 from engine.io import LoadError, load
 from engine.io.cache import save_cache
 from engine.io.validate import check_graph

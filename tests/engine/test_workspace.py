@@ -5,16 +5,16 @@ import numpy as np
 import pytest
 
 from engine import capabilities
-from engine.backend import cpu_backend
+from engine.core.backend import cpu_backend
 from engine.capabilities import Capability, Param
 from engine.ch import contract
-from engine.generate import generate_road_network
-from engine.graph import RoadGraph
+from engine.generate.network import generate_road_network
+from engine.core.graph import RoadGraph
 from engine.io import LoadError
-from engine.jobs import JobContext
-from engine.metric import Metric
-from engine.paths import check_path
-from engine.reference import shortest_path
+from engine.core.jobs import JobContext
+from engine.core.metric import Metric
+from engine.core.paths import check_path
+from engine.routing.reference import shortest_path
 from engine.workspace import Workspace
 
 CPU = cpu_backend()

@@ -9,7 +9,7 @@ from tests.conftest import DATA
 
 
 def partition_for(graph, name: str | None = None):
-    from engine.crp.partition import Partition, partition_graph
+    from engine.crp.partition.nested import Partition, partition_graph
     path = DATA / "crp" / f"{name}.rlp" if name else None
     if path is not None and path.exists():
         return Partition.load(path, graph)

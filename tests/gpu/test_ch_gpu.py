@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine import phast
-from engine.backend import cpu_backend
+from engine.ch import phast
+from engine.core.backend import cpu_backend
 from engine.ch import contract
-from engine.generate import generate_road_network
-from engine.reference import scipy_matrix, sssp
+from engine.generate.network import generate_road_network
+from engine.routing.reference import scipy_matrix, sssp
 from engine.io import load
 from tests.conftest import PORTO, need
 from tests.engine.test_ch import check_invariants, check_shortcuts_unpack
@@ -22,7 +22,7 @@ SAME = ("node_level", "arc_tail", "arc_head", "arc_weight", "arc_child1", "arc_c
 
 @pytest.fixture(scope="module")
 def gpu():
-    from engine.backend import gpu_backend
+    from engine.core.backend import gpu_backend
     return gpu_backend()
 
 

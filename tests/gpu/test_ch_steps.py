@@ -9,7 +9,7 @@ from dataclasses import fields, replace
 import numpy as np
 import pytest
 
-from engine.backend import cpu_backend
+from engine.core.backend import cpu_backend
 from engine.ch import DEFAULT_C, Contraction, witness
 from engine.ch.apsp import INF, core_apsp
 from engine.ch.extract import next_level_graph
@@ -18,7 +18,7 @@ from engine.ch.score import importance
 from engine.ch.select import independent_set
 from engine.ch.shortcut import Shortcuts, find_shortcuts, pair_order
 from engine.ch.update import ArcTable
-from engine.generate import generate_road_network
+from engine.generate.network import generate_road_network
 
 pytestmark = pytest.mark.gpu
 
@@ -29,7 +29,7 @@ K = 257                       # the core APSP is compared on the last level grap
 
 @pytest.fixture(scope="module")
 def gpu():
-    from engine.backend import gpu_backend
+    from engine.core.backend import gpu_backend
     return gpu_backend()
 
 

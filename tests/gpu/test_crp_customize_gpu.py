@@ -1,4 +1,4 @@
-"""GPU CRP customization (engine/crp/customize_gpu.py, kernels crp_customize.cu)
+"""GPU CRP customization (engine/crp/customization/gpu.py, kernels crp_customize.cu)
 equals the CPU Dijkstra (customize_costs) bit for bit, level by level: every variant
 table, forbidden turns, NY travel times with a U-turn cost, and overflow.
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.crp.customize import CostOverflow, customize_costs, customize_costs_gpu
-from engine.crp.local_search import FORBIDDEN
-from engine.crp.overlay import Overlay
-from engine.crp.turns import U_TURN
-from engine.generate import generate_road_network
+from engine.crp.customization.customize import CostOverflow, customize_costs, customize_costs_gpu
+from engine.crp.customization.cpu import FORBIDDEN
+from engine.crp.partition.overlay import Overlay
+from engine.core.turns import U_TURN
+from engine.generate.network import generate_road_network
 from tests.conftest import NY_T, need
 from tests.gpu.crp_partitions import partition_for
 
@@ -32,13 +32,13 @@ def _turn_weights(o, seed=0, forbidden=0.0, scale=1, u_turn=0):
 
 @pytest.fixture(scope="module")
 def gpu():
-    from engine.backend import gpu_backend
+    from engine.core.backend import gpu_backend
     return gpu_backend()
 
 
 @pytest.fixture(scope="module")
 def gen(gpu):
-    from engine.crp.customize_gpu import GpuCustomizer
+    from engine.crp.customization.gpu import GpuCustomizer
     g = generate_road_network(20_000, seed=5)
     o = Overlay(g, partition_for(g, "gen20k-s5"))
     assert o.turns.banned > 0
@@ -57,7 +57,7 @@ def _same(overlay, customizer, tw):
 def test_generated_default_variants(gen):
     o, customizer = gen
     records = _same(o, customizer, _turn_weights(o))
-    from engine.crp.customize_gpu import default_variant
+    from engine.crp.customization.gpu import default_variant
     assert [r["variant"] for r in records] == [default_variant(t) for t in o.levels]
     assert [r["variant"] for r in records] == ["microcode"] + ["minplus"] * (o.num_levels - 1)
     assert all(set(r["ms"]) == {"mapping", "search", "collection"} for r in records)
@@ -80,7 +80,7 @@ def _minplus(topo):
     (_minplus, {"minplus_shared_ints": 4000, "minplus_threads": 1024}),
 ])
 def test_every_variant_on_every_level(gen, gpu, variants, options):
-    from engine.crp.customize_gpu import GpuCustomizer
+    from engine.crp.customization.gpu import GpuCustomizer
     o, _ = gen
     table = [variants] * o.num_levels if isinstance(variants, str) else variants
     customizer = GpuCustomizer(o, gpu, table, **options)
@@ -97,7 +97,7 @@ def test_forbidden_turns(gen, forbidden):
 
 def test_ny_travel_time_with_u_turn_cost(gpu):
     from engine.io import load
-    from engine.crp.customize_gpu import GpuCustomizer
+    from engine.crp.customization.gpu import GpuCustomizer
     g = load([need(NY_T)])
     o = Overlay(g, partition_for(g, "ny-t"))
     customizer = GpuCustomizer(o, gpu)
@@ -109,7 +109,7 @@ def test_ny_travel_time_with_u_turn_cost(gpu):
 def test_overflow_raises_like_the_cpu(gen, gpu, variants):
     """Huge weights: CostOverflow on the same level as the CPU's (level 0 for the
     first scale, a higher level for the second)."""
-    from engine.crp.customize_gpu import GpuCustomizer
+    from engine.crp.customization.gpu import GpuCustomizer
     o, customizer = gen
     if variants is not None:
         customizer = GpuCustomizer(o, gpu, variants if callable(variants)
@@ -144,10 +144,10 @@ def test_bad_decoder_raises_after_the_run_and_leaves_gpu_usable(gen, gpu, varian
     """The GPU checks a decoder's error codes after the levels ran: a cost of 1/0 or a
     negative one still raises DecodeError (never a metric, never a hang), and the
     next good decoder customizes exactly."""
-    from engine.crp.customize import customize
-    from engine.crp.customize_gpu import GpuCustomizer
-    from engine.crp.decode import DecodeError
-    from engine.crp.decoder import load_decoder, parse_decoder
+    from engine.crp.customization.customize import customize
+    from engine.crp.customization.gpu import GpuCustomizer
+    from engine.crp.metric.costs import DecodeError
+    from engine.crp.metric.decoder import load_decoder, parse_decoder
     o, _ = gen
     table = variants if variants is None or callable(variants) else [variants] * o.num_levels
     o._gpu_customizer = GpuCustomizer(o, gpu, table)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.backend import cpu_backend
-from engine.crp.decode import DecodeError, DecodeInputs
-from engine.crp.decoder import load_decoder, parse_decoder, shipped_decoders
-from engine.crp.turns import turn_graph
-from engine.generate import generate_road_network
-from engine.graph import RoadGraph
+from engine.core.backend import cpu_backend
+from engine.crp.metric.costs import DecodeError, DecodeInputs
+from engine.crp.metric.decoder import load_decoder, parse_decoder, shipped_decoders
+from engine.core.turns import turn_graph
+from engine.generate.network import generate_road_network
+from engine.core.graph import RoadGraph
 
 pytestmark = pytest.mark.gpu
 
@@ -24,7 +24,7 @@ EXPRESSIONS = [
 
 @pytest.fixture(scope="module")
 def graphs():
-    from engine.backend import gpu_backend
+    from engine.core.backend import gpu_backend
     gpu = gpu_backend()
     g = generate_road_network(100_000, seed=11)
     t = turn_graph(g)
@@ -61,7 +61,7 @@ def test_errors_found_on_gpu(graphs):
 
 
 def test_metric_only_graph(graphs):
-    from engine.backend import gpu_backend
+    from engine.core.backend import gpu_backend
     rng = np.random.default_rng(3)
     tail = rng.integers(0, 5000, 40_000)
     head = (tail + rng.integers(1, 5000, 40_000)) % 5000

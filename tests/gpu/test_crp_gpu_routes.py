@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.crp import CrpQuery, Overlay, customize, load_decoder
+from engine.crp import CrpQuery, Overlay, load_decoder
+from engine.crp.customization.customize import customize
 from tests.conftest import DATA, NY_T, need
 from tests.gpu.crp_partitions import partition_for
 from tests.engine.test_crp import compare_with_oracle
@@ -19,7 +20,7 @@ def _graph(name):
     from engine.io import load
     from engine.io.cache import load_cache
     if name == "generated":
-        from engine.generate import generate_road_network
+        from engine.generate.network import generate_road_network
         return generate_road_network(50_000, seed=7)
     if name == "ny":
         return load([need(NY_T)])
@@ -37,7 +38,7 @@ def _graph(name):
     ("generated", ["car-fastest", "delivery"]),
 ])
 def test_gpu_customization_routes_match_oracle(name, decoders):
-    from engine.backend import gpu_backend
+    from engine.core.backend import gpu_backend
     g = _graph(name)
     overlay = Overlay(g, partition_for(g))
     for decoder_name in decoders:

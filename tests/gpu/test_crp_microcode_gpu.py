@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.crp.customize import CostOverflow
-from engine.crp.microcode import compile_microcode, run_microcode_cpu
-from engine.crp.microcode_gpu import DeviceMicrocode, run_microcode_gpu
-from engine.crp.overlay import Overlay
-from engine.generate import generate_road_network
+from engine.crp.customization.customize import CostOverflow
+from engine.crp.customization.microcode import compile_microcode, run_microcode_cpu
+from engine.crp.customization.microcode_gpu import DeviceMicrocode, run_microcode_gpu
+from engine.crp.partition.overlay import Overlay
+from engine.generate.network import generate_road_network
 from tests.conftest import NY_T, need
 from tests.gpu.crp_partitions import partition_for
 from tests.engine.test_crp_microcode import _turn_weights
@@ -31,7 +31,7 @@ def _reference(o, weights):
 
 @pytest.fixture(scope="module")
 def gpu():
-    from engine.backend import gpu_backend
+    from engine.core.backend import gpu_backend
     return gpu_backend()
 
 

@@ -1,4 +1,4 @@
-"""Cost-budgeted paths on the GPU (engine.csp.label_gpu, bounds_gpu): exact against
+"""Cost-budgeted paths on the GPU (engine.csp.labeling.gpu, bounds_gpu): exact against
 brute force and the independent reference, equal to the CPU twin, the edge cases, the
 label-memory error, and the AR(6) / K_t twin (run on the device)."""
 from __future__ import annotations
@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.backend import cpu_backend
+from engine.core.backend import cpu_backend
 from engine.csp import CspQuery, LabelMemoryExceeded, NoPathWithinBudget
-from engine.csp.parallelism import ar_forecast, next_k
+from engine.csp.labeling.parallelism import ar_forecast, next_k
 from engine.csp.query_sets import build_query_sets, internal_queries, with_cost_metric
 from engine.csp.reference import path_totals, reference_csp, reference_csp_compiled
-from engine.generate import generate_road_network
-from engine.paths import Unreachable
+from engine.generate.network import generate_road_network
+from engine.core.paths import Unreachable
 from tests.conftest import ROME, need
 from tests.engine.test_csp import brute_force_cases, check_edge_cases, pareto_of, small_graph
 from tests.engine.test_csp_hierarchy import hierarchy_of
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture(scope="module")
 def gpu():
-    from engine.backend import gpu_backend
+    from engine.core.backend import gpu_backend
     return gpu_backend()
 
 
@@ -230,7 +230,7 @@ def _middle_budget_queries(g, gpu, seed, count):
 
 
 def test_label_memory_grows_for_a_query_that_needs_more(gpu, monkeypatch):
-    from engine.csp import label_gpu
+    from engine.csp.labeling import gpu as label_gpu
     monkeypatch.setattr(label_gpu, "START_LABELS", 1024)
     g = generate_road_network(20_000, seed=4)
     small = CspQuery(g, bounds=False, backend=gpu)          # starts with room for 1,024
@@ -245,7 +245,7 @@ def test_label_memory_grows_for_a_query_that_needs_more(gpu, monkeypatch):
 
 
 def test_a_pareto_set_grows_only_up_to_a_limit_given(gpu, monkeypatch):
-    from engine.csp import label_gpu
+    from engine.csp.labeling import gpu as label_gpu
     monkeypatch.setattr(label_gpu, "START_LABELS", 1024)
     g = generate_road_network(20_000, seed=4)
     q = CspQuery(g, bounds=False, backend=gpu)
@@ -263,8 +263,8 @@ def test_a_pareto_set_grows_only_up_to_a_limit_given(gpu, monkeypatch):
 
 
 def test_a_cancelled_job_does_not_run_again_with_more_memory(gpu, monkeypatch):
-    from engine.csp import label_gpu
-    from engine.progress import Cancelled, CancelToken
+    from engine.csp.labeling import gpu as label_gpu
+    from engine.core.progress import Cancelled, CancelToken
     monkeypatch.setattr(label_gpu, "START_LABELS", 1024)
     g = generate_road_network(20_000, seed=4)
     q = CspQuery(g, bounds=False, backend=gpu)
@@ -282,7 +282,7 @@ def test_a_cancelled_job_does_not_run_again_with_more_memory(gpu, monkeypatch):
 
 
 def test_no_device_memory_to_grow_is_a_clear_error(gpu, monkeypatch):
-    from engine.csp import label_gpu
+    from engine.csp.labeling import gpu as label_gpu
     monkeypatch.setattr(label_gpu, "START_LABELS", 1024)
     allocate = label_gpu.GpuLabeling._allocate
 
@@ -346,7 +346,7 @@ def test_lagrangian_search_equals_the_cpu(gpu):
     """LARAC's search under one multiplier: the GPU's near-far distances equal the CPU's
     reverse Dijkstra wherever the CPU settled (within its radius), and both tight source
     paths have the combined weight of the source's distance."""
-    from engine.csp.lagrangian import cpu_search
+    from engine.csp.bounds.lagrangian import cpu_search
     g = generate_road_network(20_000, seed=6)
     q = CspQuery(g, backend=gpu)
     rng = np.random.default_rng(3)

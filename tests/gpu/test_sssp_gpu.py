@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.backend import cpu_backend
-from engine.generate import generate_road_network
-from engine.graph import RoadGraph
+from engine.core.backend import cpu_backend
+from engine.generate.network import generate_road_network
+from engine.core.graph import RoadGraph
 from engine.io import load
-from engine.reference import scipy_matrix, sssp
+from engine.routing.reference import scipy_matrix, sssp
 from engine.sssp import METHODS, TreeQuery
 from tests.conftest import PORTO, need
 from tests.engine.test_sssp import check_tree
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture(scope="module")
 def gpu():
-    from engine.backend import gpu_backend
+    from engine.core.backend import gpu_backend
     return gpu_backend()
 
 

@@ -1,0 +1,264 @@
+"""PHAST-like shortest-path trees on a contraction hierarchy (CU-CH's query).
+
+Upward sweep level 0..top over arcs to higher levels, the core's complete graph,
+then the downward sweep top..0; every level is one parallel step. On the GPU the
+whole query is a captured CUDA graph of one kernel per level; the CPU twin runs
+the same sweeps in Numba. Parents come from the final distances
+(engine/sssp/parents.py), so a PHAST tree equals the direct SSSP tree arc for arc.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import partial
+
+import numba
+import numpy as np
+
+from engine.core import backend as backends
+from engine.ch.hierarchy import Hierarchy
+from engine.core.paths import Path, ShortestPathTree, check_node, path_from_tree
+from engine.sssp.parents import parent_arcs
+from engine.sssp.prepared import prepare
+from engine.core.timing import Timer
+
+INF64 = np.iinfo(np.int64).max
+U64_INF = np.iinfo(np.uint64).max
+BLOCK = 256
+UP_THREADS = 1024        # PHAST_UP_THREADS in phast.cu: one block per source
+
+
+@dataclass(frozen=True)
+class PhastResult:
+    tree: ShortestPathTree
+    compute_ms: float
+    total_ms: float
+    level_ms: dict | None = None   # {"up": [...], "core": x, "down": [...]} when asked for
+
+
+class _Index:
+    """The hierarchy's sweep arrays on one backend, grouped by level."""
+
+    def __init__(self, h: Hierarchy, backend) -> None:
+        xp = backend.xp
+        self.backend = backend
+        up, down = h.up_harc, h.down_harc
+        self.up_first = h.up_first.astype(np.int64)
+        self.down_first = h.down_first.astype(np.int64)
+        self.levels = h.num_levels
+        self.n = h.num_nodes
+        self.k = int(h.core_nodes.size)
+        host = {"up_tail": h.arc_tail[up], "up_head": h.arc_head[up], "up_w": h.arc_weight[up],
+                "down_tail": h.arc_tail[down], "down_head": h.arc_head[down],
+                "down_w": h.arc_weight[down], "core": h.core_nodes.astype(np.int64),
+                "core_dist": np.ascontiguousarray(h.core_dist)}
+        if backend.is_gpu:
+            host.update(_search_arrays(h, host["up_tail"], host["core"]))
+        for name, values in host.items():
+            setattr(self, name, xp.asarray(values))
+        self.graphs = {}
+
+
+def _search_arrays(h: Hierarchy, up_tail, core):
+    """What the GPU's one-kernel upward search needs: each node's up arcs (they are
+    contiguous: all in its own level, sorted by tail), levels, bucket offsets."""
+    n, arcs = h.num_nodes, np.arange(up_tail.size, dtype=np.int64)
+    up_begin, up_end = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    up_begin[up_tail[::-1]] = arcs[::-1]           # the last write is the first arc
+    up_end[up_tail] = arcs + 1
+    level_size = np.bincount(h.node_level, minlength=h.num_levels + 1)
+    core_index = np.full(n, -1, dtype=np.int32)
+    core_index[core] = np.arange(core.size, dtype=np.int32)
+    return {"up_begin": up_begin, "up_end": up_end,
+            "node_level": h.node_level.astype(np.int32),
+            "level_start": np.concatenate([[0], np.cumsum(level_size)]).astype(np.int64),
+            "core_index": core_index}
+
+
+class PhastQuery:
+    """PHAST trees on one hierarchy and backend. Owns what repeated queries reuse: the
+    sweep arrays on the backend, the graph prepared for parent arcs, and the GPU
+    buffers and captured launches per batch size. Made once per hierarchy and
+    backend by whoever queries; dropping it frees the device memory."""
+
+    def __init__(self, h: Hierarchy, backend=None) -> None:
+        if h.graph is None:
+            raise ValueError("the hierarchy is not attached to its graph (Hierarchy.attach)")
+        self.hierarchy = h
+        self.backend = backend or backends.current()
+        self.index = _Index(h, self.backend)
+        self.prepared = prepare(h.graph, h.metric, self.backend)
+
+    def tree(self, source: int, per_level: bool = False) -> PhastResult:
+        """Shortest-path tree from internal node ``source``."""
+        h, backend = self.hierarchy, self.backend
+        check_node(h.graph, source)
+        timer = Timer(backend)
+        t0 = time.perf_counter()
+        level_ms = None
+        with timer.step("distances"):
+            if backend.is_gpu:
+                d, level_ms = _gpu_distances(self.index, [int(source)], per_level)
+                d = d[0]
+                unreached = int(U64_INF)
+            else:
+                d, level_ms = _cpu_distances(self.index, int(source), per_level)
+                unreached = INF64
+        with timer.step("parents"):
+            parent_arc = parent_arcs(self.prepared, d, unreached, int(source), on_device=True)
+        parent_arc = backend.to_host(parent_arc)
+        d_host = backend.to_host(d)
+        total_ms = (time.perf_counter() - t0) * 1000
+        distance = d_host.astype(np.int64)
+        distance[d_host == unreached] = -1
+        parent = np.full(h.num_nodes, -1, dtype=np.int32)
+        has = parent_arc >= 0
+        parent[has] = h.graph.tail[parent_arc[has]]
+        tree = ShortestPathTree(int(source), h.metric, distance, parent, parent_arc)
+        return PhastResult(tree, sum(r.ms for r in timer.records()), total_ms, level_ms)
+
+    def distances(self, sources) -> np.ndarray:
+        """Distances (int64 [len(sources), n], -1 unreachable) from many sources at once.
+
+        On the GPU every level's kernel serves all sources together, so the arcs of a
+        level are read once per batch rather than once per source.
+        """
+        sources = [int(s) for s in sources]
+        for s in sources:
+            check_node(self.hierarchy.graph, s)
+        if self.backend.is_gpu:
+            d, _ = _gpu_distances(self.index, sources, False)
+            d = self.backend.to_host(d)
+            out = d.astype(np.int64)
+            out[d == U64_INF] = -1
+            return out
+        n = self.hierarchy.num_nodes
+        out = np.stack([_cpu_distances(self.index, s)[0] for s in sources]) if sources else \
+            np.zeros((0, n), dtype=np.int64)
+        out[out == INF64] = -1
+        return out
+
+    def path(self, tree: ShortestPathTree, target: int) -> Path:
+        """The path to ``target`` as original arcs (raises engine.core.paths.Unreachable)."""
+        return path_from_tree(self.hierarchy.graph, tree, target)
+
+
+# ------------------------------------------------------------------ GPU
+def _gpu_distances(index: _Index, sources: list[int], per_level: bool):
+    b = len(sources)
+    if b not in index.graphs:
+        index.graphs[b] = _GpuQuery(index, b)
+    q = index.graphs[b]
+    index.backend.to_device(np.asarray(sources, dtype=np.int32), out=q.sources)
+    if not per_level:
+        q.launch()
+        return q.d, None
+    return q.d, _timed_steps(index.backend, q.steps)
+
+
+def _timed_steps(backend, steps) -> dict:
+    """Run ``steps`` one by one, each between two marks (per-level timing):
+    {"up": [ms per level], "down": [...], other step names: ms}."""
+    marks = []
+    for name, step in steps:
+        start = backend.mark()
+        step()
+        marks.append((name, start, backend.mark()))
+    timings = {"up": [], "down": []}
+    for name, start, end in marks:
+        ms = backend.elapsed_ms(start, end)
+        if name in ("up", "down"):
+            timings[name].append(ms)
+        else:
+            timings[name] = timings.get(name, 0.0) + ms
+    return timings
+
+
+class _GpuQuery:
+    """Buffers and the captured launch sequence for batches of ``b`` sources."""
+
+    def __init__(self, index: _Index, b: int) -> None:
+        backend, xp = index.backend, index.backend.xp
+        n, k = index.n, index.k
+        self.d = xp.empty((b, n), dtype=np.uint64)
+        self.sources = xp.zeros(b, dtype=np.int32)
+        self.scratch = xp.empty((b, n), dtype=np.int32)        # reached nodes, by level
+        self.bucket_size = xp.zeros((b, index.levels + 1), dtype=np.int32)
+
+        def step(kernel, grid, block, *args):
+            backend.kernel("phast", kernel)          # loaded before the capture
+            return lambda: backend.launch("phast", kernel, args, grid=grid, block=block)
+
+        levels = np.int32(index.levels)
+        steps = [("init", step("phast_init", ((n + BLOCK - 1) // BLOCK, b), BLOCK,
+                               self.d, np.int32(n), self.sources)),
+                 ("up", step("phast_up_search", (1, b), UP_THREADS, index.up_begin, index.up_end,
+                             index.up_head, index.up_w, index.node_level, levels,
+                             index.level_start, np.int32(n), self.sources, self.d, self.scratch,
+                             self.bucket_size))]
+        if k:
+            core_start = np.int64(int(index.level_start[index.levels]))
+            steps.append(("core", step("phast_core_reached", ((k + BLOCK - 1) // BLOCK, b), BLOCK,
+                                       self.d, np.int32(n), index.core, np.int32(k),
+                                       index.core_index, self.scratch, core_start,
+                                       self.bucket_size, levels, index.core_dist)))
+        for lv in range(index.levels - 1, -1, -1):
+            begin, end = int(index.down_first[lv]), int(index.down_first[lv + 1])
+            if end > begin:
+                steps.append(("down", step("phast_relax", ((end - begin + BLOCK - 1) // BLOCK, b),
+                                           BLOCK, index.down_tail, index.down_head, index.down_w,
+                                           np.int32(begin), np.int32(end), self.d, np.int32(n))))
+        self.steps = steps
+
+        def run_all():
+            for _, launch in steps:
+                launch()
+
+        self.launch = backend.capture(run_all)
+
+
+# ------------------------------------------------------------------ CPU
+def _cpu_distances(index: _Index, source: int, per_level: bool = False):
+    """The same sweeps, one Numba call per level (about a microsecond each)."""
+    d = np.full(index.n, INF64, dtype=np.int64)
+    d[source] = 0
+    steps = []
+    for lv in range(index.levels):
+        begin, end = index.up_first[lv], index.up_first[lv + 1]
+        if end > begin:
+            steps.append(("up", partial(_relax, index.up_tail, index.up_head, index.up_w,
+                                        begin, end, d)))
+    if index.k:
+        steps.append(("core", partial(_core, d, index.core, index.core_dist)))
+    for lv in range(index.levels - 1, -1, -1):
+        begin, end = index.down_first[lv], index.down_first[lv + 1]
+        if end > begin:
+            steps.append(("down", partial(_relax, index.down_tail, index.down_head,
+                                          index.down_w, begin, end, d)))
+    if per_level:
+        return d, _timed_steps(index.backend, steps)
+    for _, run in steps:
+        run()
+    return d, None
+
+
+@numba.njit(cache=True)
+def _relax(tail, head, w, begin, end, d):
+    for a in range(begin, end):
+        du = d[tail[a]]
+        if du != INF64 and du + w[a] < d[head[a]]:
+            d[head[a]] = du + w[a]
+
+
+@numba.njit(cache=True)
+def _core(d, core, core_dist):
+    k = core.size
+    core_d = np.empty(k, dtype=np.int64)
+    for i in range(k):
+        core_d[i] = d[core[i]]
+    for j in range(k):
+        best = core_d[j]
+        for i in range(k):
+            if core_d[i] != INF64 and core_dist[i, j] != INF64 and core_d[i] + core_dist[i, j] < best:
+                best = core_d[i] + core_dist[i, j]
+        d[core[j]] = best

@@ -1,0 +1,1 @@
+"""engine.crp.partition.nested."""

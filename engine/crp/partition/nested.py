@@ -1,0 +1,235 @@
+"""The metric-independent nested partition of CRP (Delling, Kobitzsch, Werneck):
+level l splits the nodes into cells of at most about 2^cell_sizes_log2[l] nodes,
+each cell inside one cell of the level above.
+
+``partition_graph`` runs METIS (pymetis) top-down on the undirected simple graph:
+the whole graph into ceil(n / 2^top) parts, then each part's induced subgraph into
+ceil(size / 2^next) parts, and so on. Mezzanine levels (``query_level`` False) are
+used by customization only. Cells are numbered by (parent, METIS part), so the
+subcells of a parent have contiguous ids, which the overlay relies on.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine.core.graph import csr_offsets
+from engine.io.atomic import atomic_write
+from engine.io.errors import LoadError
+from engine.io.validate import read_meta, read_npz
+from engine.io.validate_partition import (MAX_LOG2, PARTITION_KEYS, check_meta, check_partition,
+                                          graph_key, max_log2)
+from engine.core.progress import Cancelled, no_progress
+
+FORMAT = "routelab-partition"
+VERSION = 1
+QUERY_SIZES = (8, 11, 14, 17)     # cells of 256 .. 131072 nodes
+MEZZANINE = 5                     # cells of 32 nodes, below the lowest query level
+_ARRAYS = ("cell_sizes_log2", "query_level", "cell_of")
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    cell_sizes_log2: tuple[int, ...]   # strictly ascending, one per level
+    query_level: np.ndarray            # bool [L]; False: a mezzanine level
+    cell_of: np.ndarray                # int32 [L, n] dense cell ids per level, nested
+    seed: int = 0
+    graph_key: str = ""                # engine.io.validate_partition.graph_key of its graph
+    partition_ms: float = 0.0
+
+    @property
+    def num_levels(self) -> int:
+        return len(self.cell_sizes_log2)
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.cell_of.shape[1])
+
+    def num_cells(self, level: int) -> int:
+        cell = self.cell_of[level]
+        return int(cell.max()) + 1 if cell.size else 0
+
+    def boundary_arcs(self, graph) -> list[int]:
+        """Per level, the arcs whose tail and head lie in different cells."""
+        tail, head = graph.tail, graph.head
+        return [int(np.count_nonzero(c[tail] != c[head])) for c in self.cell_of]
+
+    def matches(self, graph) -> bool:
+        return graph.num_nodes == self.num_nodes and graph_key(graph) == self.graph_key
+
+    def summary(self, graph=None) -> dict:
+        """Levels, sizes, cells, mezzanine flags and time; boundary arcs given the graph."""
+        s = {"levels": self.num_levels, "cell_sizes_log2": list(self.cell_sizes_log2),
+             "cells": [self.num_cells(level) for level in range(self.num_levels)],
+             "mezzanine": [not q for q in self.query_level.tolist()],
+             "seed": self.seed, "partition_ms": round(self.partition_ms, 2)}
+        if graph is not None:
+            s["boundary_arcs"] = self.boundary_arcs(graph)
+        return s
+
+    # ----------------------------------------------------------- saving
+    def save(self, path) -> Path:
+        path = Path(path)
+        meta = {"format": FORMAT, "version": VERSION, "num_nodes": self.num_nodes,
+                "graph_key": self.graph_key, "seed": self.seed, "partition_ms": self.partition_ms}
+        arrays = {"cell_sizes_log2": np.asarray(self.cell_sizes_log2, dtype=np.int32),
+                  "query_level": self.query_level, "cell_of": self.cell_of,
+                  "meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
+        with atomic_write(path) as f:   # the old file stays if the write fails
+            np.savez(f, **arrays)
+        return path
+
+    @classmethod
+    def load(cls, path, graph) -> "Partition":
+        """A saved partition of ``graph``, refused (LoadError naming the file) unless it
+        passes engine.io.validate_partition; never unpickles."""
+        path = Path(path)
+        what = "RouteLab partition"
+        arrays = read_npz(path, what)
+        meta = read_meta(path, arrays, FORMAT, VERSION, what, PARTITION_KEYS)
+        missing = [name for name in _ARRAYS if name not in arrays]
+        if missing:
+            raise LoadError(path, f"damaged partition: {missing[0]} is missing")
+        check_meta(path, meta, graph)
+        check_partition(path, num_nodes=graph.num_nodes, **{k: arrays[k] for k in _ARRAYS})
+        return _frozen(arrays["cell_sizes_log2"].tolist(), arrays["query_level"],
+                       arrays["cell_of"], meta["seed"], meta["graph_key"],
+                       float(meta["partition_ms"]))
+
+
+def _frozen(sizes, flags, cell_of, seed, key, ms) -> Partition:
+    flags, cell_of = np.array(flags, dtype=bool), np.ascontiguousarray(cell_of, dtype=np.int32)
+    flags.setflags(write=False)
+    cell_of.setflags(write=False)
+    return Partition(tuple(int(k) for k in sizes), flags, cell_of, int(seed), key, ms)
+
+
+def partition_report(graph, partition: Partition) -> dict:
+    """What ``info`` shows of a partition: its summary with boundary arcs per level."""
+    if not partition.matches(graph):
+        raise ValueError("the partition belongs to another graph; partition this one again")
+    return partition.summary(graph)
+
+
+# ------------------------------------------------------------------ levels
+def default_levels(n: int) -> tuple[int, ...]:
+    """Query levels for ``n`` nodes: the sizes of QUERY_SIZES with at least 4 cells,
+    or one level below n for small graphs."""
+    keep = tuple(k for k in QUERY_SIZES if (4 << k) <= n)
+    if keep:
+        return keep
+    return (max(1, min(QUERY_SIZES[0] - 1, int(math.floor(math.log2(n / 4))) if n >= 8 else 1)),)
+
+
+def default_mezzanine(n: int, levels) -> tuple[int, ...]:
+    return (MEZZANINE,) if MEZZANINE < min(levels) and (4 << MEZZANINE) <= n else ()
+
+
+def merge_levels(n: int, levels=None, mezzanine=None) -> tuple[tuple[int, ...], np.ndarray]:
+    """Query levels and mezzanine levels as one ascending list with query flags;
+    ValueError names what is wrong with either."""
+    levels = default_levels(n) if levels is None else tuple(levels)
+    if mezzanine is None:
+        mezzanine = default_mezzanine(n, levels) if levels else ()
+    mezzanine = tuple(mezzanine)
+    if not levels:
+        raise ValueError("a partition needs at least one query level")
+    top = max_log2(n)
+    for what, sizes in (("levels", levels), ("mezzanine", mezzanine)):
+        for k in sizes:
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_LOG2:
+                raise ValueError(f"{what}: {k!r} is not a cell size log2 in 1..{MAX_LOG2}")
+            if k > top:
+                raise ValueError(f"{what}: cells of 2^{k} = {1 << k:,} nodes exceed the graph "
+                                 f"({n:,} nodes); the largest allowed is {top}")
+        if any(b <= a for a, b in zip(sizes, sizes[1:])):
+            raise ValueError(f"{what} {list(sizes)} must be strictly ascending")
+    if set(levels) & set(mezzanine):
+        raise ValueError(f"{sorted(set(levels) & set(mezzanine))} is both a query and a "
+                         "mezzanine level")
+    if mezzanine and max(mezzanine) > max(levels):
+        raise ValueError("a mezzanine level must lie below the top query level")
+    merged = sorted(set(levels) | set(mezzanine))
+    return tuple(int(k) for k in merged), np.array([k in levels for k in merged], dtype=bool)
+
+
+# ------------------------------------------------------------------ METIS, top-down
+def partition_graph(graph, levels=None, mezzanine=None, seed: int = 0, progress=None,
+                    cancel=None) -> Partition:
+    """Nested partition of ``graph`` (see the module docstring); the same graph and
+    seed give bit-identical cells. ``cancel`` is a CancelToken (or a callable that
+    returns True to cancel); cancellation raises engine.core.progress.Cancelled."""
+    start = time.perf_counter()
+    n = graph.num_nodes
+    sizes, flags = merge_levels(n, levels, mezzanine)
+    progress = progress or no_progress
+    src, dst = _undirected(graph)
+    cell = np.zeros(n, dtype=np.int64)           # above the top level: one cell, the graph
+    cell_of = np.empty((len(sizes), n), dtype=np.int32)
+    for i, level in enumerate(range(len(sizes) - 1, -1, -1)):
+        def report(done: float, level=level, i=i):
+            progress((i + done) / len(sizes), f"partitioning level {level} (cells of "
+                                              f"2^{sizes[level]} nodes)")
+        cell = _split_level(cell, src, dst, 1 << sizes[level], int(seed), report, cancel)
+        cell_of[level] = cell
+    progress(1.0, "partitioned")
+    ms = (time.perf_counter() - start) * 1000.0
+    return _frozen(sizes, flags, cell_of, seed, graph_key(graph), ms)
+
+
+def _undirected(graph) -> tuple[np.ndarray, np.ndarray]:
+    """Both directions of every edge of the simple undirected graph, no self loops."""
+    n = np.int64(graph.num_nodes)
+    t, h = graph.tail.astype(np.int64), graph.head.astype(np.int64)
+    keep = t != h
+    key = np.unique(np.concatenate([t[keep] * n + h[keep], h[keep] * n + t[keep]]))
+    return key // max(n, 1), key % max(n, 1)
+
+
+def _split_level(cell, src, dst, target: int, seed: int, report, cancel) -> np.ndarray:
+    """Split every cell of more than ``target`` nodes with METIS; returns the new dense
+    cell ids, ordered by (old cell, part)."""
+    import pymetis      # here, not at the top: loading a saved .rlp needs no METIS
+    n = cell.size
+    counts = np.bincount(cell, minlength=1)
+    nparts = -(-counts // target)                  # ceil
+    order = np.argsort(cell, kind="stable")        # nodes grouped by cell
+    first_node = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=first_node[1:])
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    local = rank - first_node[cell]                # index inside its cell
+    inside = cell[src] == cell[dst]
+    u, v = rank[src[inside]], local[dst[inside]]
+    by = np.lexsort((v, u))
+    adjncy = v[by].astype(np.int32)
+    xadj = csr_offsets(u, n, np.int64)
+    part = np.zeros(n, dtype=np.int64)             # by rank
+    options = pymetis.Options(seed=seed)
+    todo = np.flatnonzero(nparts > 1)
+    step = max(1, len(todo) // 32)
+    for j, c in enumerate(todo.tolist()):
+        _check_cancel(cancel)
+        a, b = first_node[c], first_node[c + 1]
+        offs = (xadj[a:b + 1] - xadj[a]).astype(np.int32)
+        adj = pymetis.CSRAdjacency(offs, adjncy[xadj[a]:xadj[b]])
+        _, parts = pymetis.part_graph(int(nparts[c]), adj, options=options)
+        part[a:b] = parts
+        if (j + 1) % step == 0:                    # a few dozen reports per level
+            report((j + 1) / len(todo))
+    key = cell * int(max(nparts.max(initial=1), 1)) + part[rank]
+    return np.unique(key, return_inverse=True)[1].astype(np.int64).reshape(n)
+
+
+def _check_cancel(cancel) -> None:
+    if cancel is None:
+        return
+    if hasattr(cancel, "check"):
+        cancel.check()
+    elif callable(cancel) and cancel():
+        raise Cancelled("cancelled")

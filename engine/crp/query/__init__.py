@@ -1,0 +1,1 @@
+"""engine.crp.query.router."""

@@ -15,6 +15,7 @@ NY_T = DATA / "dimacs" / "USA-road-t.NY.gr.gz"
 NY_CO = DATA / "dimacs" / "USA-road-d.NY.co.gz"
 ROME = DATA / "dimacs" / "rome99.gr"
 PORTO = DATA / "osm" / "porto_portugal.osm.pbf"
+NY_CSP_QUERIES = ROOT / "tests" / "data" / "csp_ny_queries.json"   # Vine's Q1-Q3 with answers
 
 
 def need(path: Path) -> Path:
@@ -59,3 +60,12 @@ def ny():
 def rome():
     from engine.io import load
     return load([need(ROME)])
+
+
+@pytest.fixture(scope="session")
+def ny_queries() -> dict:
+    """NY's Q1-Q3 (20 each) with the answers of the reference's compiled twin, stored
+    when tests/data/csp_ny_queries.json was written (scripts/csp_queries.py --reference
+    --compiled --reference-sets Q1,Q2,Q3)."""
+    import json
+    return json.loads(NY_CSP_QUERIES.read_text())

@@ -266,15 +266,14 @@ def test_generated_50k_query_sets_equal_the_reference():
     assert _check_sets(g, "distance", "travel_time", sets, reference=reference_csp_compiled) == 60
 
 
-def test_new_york_q1_equals_the_stored_reference(ny):
+def test_new_york_q1_equals_the_stored_reference(ny, ny_queries):
     """NY Q1 (Vine's sets, seed 0): the answers the reference's compiled twin gave when
     tests/data/csp_ny_queries.json was written (scripts/csp_queries.py --reference
     --compiled; Q1-Q3 are stored, CI checks Q1), by the default query and with the
     Lagrangian bound from the start."""
-    from pathlib import Path
     from engine.csp.query_sets import internal_queries
     from engine.csp.reference import path_totals
-    stored = json.loads((Path(__file__).parents[1] / "data" / "csp_ny_queries.json").read_text())
+    stored = ny_queries
     queries = [CspQuery(ny, "distance", "travel_time", lagrangian=x) for x in ("auto", "always")]
     L, C = (np.asarray(ny.metrics[m], np.int64) for m in ("distance", "travel_time"))
     for item, (s, t, budget) in zip(stored["sets"]["Q1"], internal_queries(ny, stored, "Q1")):

@@ -9,21 +9,11 @@ from engine.core.backend import cpu_backend
 from engine.ch import contract
 from engine.generate.network import generate_road_network
 from engine.routing.reference import scipy_matrix, sssp
-from engine.io import load
-from tests.conftest import PORTO, need
 from tests.engine.test_ch import check_invariants, check_shortcuts_unpack
 from tests.engine.test_sssp import check_tree
 
-pytestmark = pytest.mark.gpu
-
 SAME = ("node_level", "arc_tail", "arc_head", "arc_weight", "arc_child1", "arc_child2",
         "up_first", "up_harc", "down_first", "down_harc", "core_nodes", "core_dist")
-
-
-@pytest.fixture(scope="module")
-def gpu():
-    from engine.core.backend import gpu_backend
-    return gpu_backend()
 
 
 def check_gpu_queries(h, graph, sources, gpu):
@@ -63,9 +53,7 @@ def test_rome_and_generated(rome, gpu):
     check_gpu_queries(h, g, np.random.default_rng(43).integers(0, g.num_nodes, 200), gpu)
 
 
-def test_porto_both_metrics(gpu):
-    cached = PORTO.parent / "porto_portugal.rlg"     # the device has no osmium
-    porto = load([cached if cached.exists() else need(PORTO)])
+def test_porto_both_metrics(porto, gpu):
     for metric in porto.metric_names:
         h = contract(porto, metric, backend=gpu)
         check_invariants(h)

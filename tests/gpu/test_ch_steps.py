@@ -20,17 +20,9 @@ from engine.ch.shortcut import Shortcuts, find_shortcuts, pair_order
 from engine.ch.update import ArcTable
 from engine.generate.network import generate_road_network
 
-pytestmark = pytest.mark.gpu
-
 CPU = cpu_backend()
 SNAPSHOTS = (0, 3, 10)        # levels at which every step is compared
 K = 257                       # the core APSP is compared on the last level graph
-
-
-@pytest.fixture(scope="module")
-def gpu():
-    from engine.core.backend import gpu_backend
-    return gpu_backend()
 
 
 class Level:

@@ -10,14 +10,12 @@ import numpy as np
 import pytest
 
 from engine.crp.customization.customize import CostOverflow, customize_costs, customize_costs_gpu
-from engine.crp.customization.cpu import FORBIDDEN
+from engine.crp.metric import FORBIDDEN
 from engine.crp.partition.overlay import Overlay
 from engine.core.turns import U_TURN
 from engine.generate.network import generate_road_network
 from tests.conftest import NY_T, need
 from tests.gpu.crp_partitions import partition_for
-
-pytestmark = pytest.mark.gpu
 
 
 def _turn_weights(o, seed=0, forbidden=0.0, scale=1, u_turn=0):
@@ -28,12 +26,6 @@ def _turn_weights(o, seed=0, forbidden=0.0, scale=1, u_turn=0):
     tw = (by_type[o.turns.turn_type] + arc[o.turns.to_arc]) * scale
     tw[rng.random(tw.size) < forbidden] = FORBIDDEN
     return np.minimum(tw, FORBIDDEN).astype(np.int32)
-
-
-@pytest.fixture(scope="module")
-def gpu():
-    from engine.core.backend import gpu_backend
-    return gpu_backend()
 
 
 @pytest.fixture(scope="module")

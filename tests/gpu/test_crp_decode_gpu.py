@@ -12,8 +12,6 @@ from engine.core.turns import turn_graph
 from engine.generate.network import generate_road_network
 from engine.core.graph import RoadGraph
 
-pytestmark = pytest.mark.gpu
-
 EXPRESSIONS = [
     "cost / max(lanes, 1) + length_m / 7 * 3 - time_s / 3",
     "where(road_class <= secondary and not toll, cost * 0.93, cost / 0.87) + clamp(speed_kmh / 9.1, 0.3, 7.7)",
@@ -23,9 +21,7 @@ EXPRESSIONS = [
 
 
 @pytest.fixture(scope="module")
-def graphs():
-    from engine.core.backend import gpu_backend
-    gpu = gpu_backend()
+def graphs(gpu):
     g = generate_road_network(100_000, seed=11)
     t = turn_graph(g)
     return g, DecodeInputs(g, t, gpu), DecodeInputs(g, t, cpu_backend())
@@ -60,14 +56,13 @@ def test_errors_found_on_gpu(graphs):
         on_gpu.decode(d)
 
 
-def test_metric_only_graph(graphs):
-    from engine.core.backend import gpu_backend
+def test_metric_only_graph(gpu):
     rng = np.random.default_rng(3)
     tail = rng.integers(0, 5000, 40_000)
     head = (tail + rng.integers(1, 5000, 40_000)) % 5000
     g = RoadGraph.from_arcs(5000, tail, head, {"distance": rng.integers(1, 9000, 40_000),
                                                "travel_time": rng.integers(2, 9000, 40_000)})
     t = turn_graph(g)
-    on_gpu, on_cpu = DecodeInputs(g, t, gpu_backend()), DecodeInputs(g, t, cpu_backend())
+    on_gpu, on_cpu = DecodeInputs(g, t, gpu), DecodeInputs(g, t, cpu_backend())
     for name in ("dimacs-time", "dimacs-distance"):
         _same(on_gpu, on_cpu, load_decoder(name))

@@ -13,8 +13,6 @@ from tests.conftest import DATA, NY_T, need
 from tests.gpu.crp_partitions import partition_for
 from tests.engine.test_crp import compare_with_oracle
 
-pytestmark = pytest.mark.gpu
-
 
 def _graph(name):
     from engine.io import load
@@ -37,16 +35,15 @@ def _graph(name):
     ("heidelberg", ["car-fastest", "delivery"]),
     ("generated", ["car-fastest", "delivery"]),
 ])
-def test_gpu_customization_routes_match_oracle(name, decoders):
-    from engine.core.backend import gpu_backend
+def test_gpu_customization_routes_match_oracle(gpu, name, decoders):
     g = _graph(name)
     overlay = Overlay(g, partition_for(g))
     for decoder_name in decoders:
         decoder = load_decoder(decoder_name)
-        gpu = customize(overlay, decoder, gpu_backend())
+        on_gpu = customize(overlay, decoder, gpu)
         cpu = customize(overlay, decoder)
-        for level, (a, b) in enumerate(zip(cpu.shortcuts, gpu.shortcuts)):
+        for level, (a, b) in enumerate(zip(cpu.shortcuts, on_gpu.shortcuts)):
             assert np.array_equal(a, b), f"{name} {decoder_name}: level {level} differs"
-        assert np.array_equal(cpu.turn_weight, gpu.turn_weight)
-        checked = compare_with_oracle(g, overlay, gpu, CrpQuery(overlay, gpu), 50, 20, seed=3)
+        assert np.array_equal(cpu.turn_weight, on_gpu.turn_weight)
+        checked = compare_with_oracle(g, overlay, on_gpu, CrpQuery(overlay, on_gpu), 50, 20, seed=3)
         assert checked == 1000

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.crp.customization.customize import CostOverflow
+from engine.crp.customization.cell_metric import CostOverflow
 from engine.crp.customization.microcode import compile_microcode, run_microcode_cpu
 from engine.crp.customization.microcode_gpu import DeviceMicrocode, run_microcode_gpu
 from engine.crp.partition.overlay import Overlay
@@ -20,19 +20,11 @@ from tests.gpu.crp_partitions import partition_for
 from tests.engine.test_crp_microcode import _turn_weights
 from tests.engine.test_crp_microcode import _reference as _with_overflow
 
-pytestmark = pytest.mark.gpu
-
 
 def _reference(o, weights):
     s, overflow = _with_overflow(o, weights)
     assert not overflow
     return s
-
-
-@pytest.fixture(scope="module")
-def gpu():
-    from engine.core.backend import gpu_backend
-    return gpu_backend()
 
 
 @pytest.fixture(scope="module")

@@ -17,14 +17,6 @@ from tests.conftest import ROME, need
 from tests.engine.test_csp import brute_force_cases, check_edge_cases, pareto_of, small_graph
 from tests.engine.test_csp_hierarchy import hierarchy_of
 
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(scope="module")
-def gpu():
-    from engine.core.backend import gpu_backend
-    return gpu_backend()
-
 
 def check_answer(g, r, s, t, budget, expected_length, minimize="distance", metric="travel_time"):
     L, C = (np.asarray(g.metrics[m], np.int64) for m in (minimize, metric))
@@ -142,14 +134,12 @@ def test_generated_50k_query_sets(gpu):
                        extra=False) == 60
 
 
-def test_new_york_query_sets(ny, gpu):
+def test_new_york_query_sets(ny, ny_queries, gpu):
     """NY Q1-Q3 (20 each): GPU and CPU twin against the answers the reference's compiled
     twin gave when tests/data/csp_ny_queries.json was written (scripts/csp_queries.py
     --reference --compiled --reference-sets Q1,Q2,Q3; the plain search takes minutes on
     NY Q3, so it runs there, not here)."""
-    import json
-    from pathlib import Path
-    stored = json.loads((Path(__file__).parents[1] / "data" / "csp_ny_queries.json").read_text())
+    stored = ny_queries
     on_gpu, cpu = CspQuery(ny, backend=gpu), CspQuery(ny, backend=cpu_backend())
     always = [CspQuery(ny, backend=b, lagrangian="always") for b in (gpu, cpu_backend())]
     checked = 0
@@ -429,12 +419,10 @@ def test_rome99_and_50k_on_the_hierarchy(gpu):
             assert cpu.solve(s, t, budget).length == expected
 
 
-def test_new_york_query_sets_on_the_hierarchy(ny, gpu):
+def test_new_york_query_sets_on_the_hierarchy(ny, ny_queries, gpu):
     """NY Q1-Q3 on the hierarchy, GPU and CPU twin, against the stored reference; the
     Pareto sets of Q1 equal those on the graph itself."""
-    import json
-    from pathlib import Path
-    stored = json.loads((Path(__file__).parents[1] / "data" / "csp_ny_queries.json").read_text())
+    stored = ny_queries
     h = hierarchy_of(ny)
     on_gpu, cpu = (CspQuery(ny, backend=b, hierarchy=h) for b in (gpu, cpu_backend()))
     plain = CspQuery(ny, backend=gpu)

@@ -10,7 +10,6 @@ import pytest
 from app import cli
 from tests.conftest import NY_CO, NY_D, NY_T, need
 
-pytestmark = pytest.mark.gpu
 shapely = pytest.importorskip("shapely")
 MIDTOWN = "187538"
 

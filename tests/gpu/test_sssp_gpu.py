@@ -7,19 +7,9 @@ import pytest
 from engine.core.backend import cpu_backend
 from engine.generate.network import generate_road_network
 from engine.core.graph import RoadGraph
-from engine.io import load
 from engine.routing.reference import scipy_matrix, sssp
 from engine.sssp import METHODS, TreeQuery
-from tests.conftest import PORTO, need
 from tests.engine.test_sssp import check_tree
-
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(scope="module")
-def gpu():
-    from engine.core.backend import gpu_backend
-    return gpu_backend()
 
 
 def check_gpu(graph, metric, sources, gpu, compare_cpu=True):
@@ -46,10 +36,7 @@ def test_rome_100_sources(rome, gpu):
     check_gpu(rome, "weight", np.random.default_rng(22).integers(0, rome.num_nodes, 100), gpu)
 
 
-def test_porto_100_sources(gpu):
-    # The device machine has no osmium: scripts/gpu_check carries Porto as a cache.
-    cached = PORTO.parent / "porto_portugal.rlg"
-    porto = load([cached if cached.exists() else need(PORTO)])
+def test_porto_100_sources(porto, gpu):
     for metric in porto.metric_names:
         check_gpu(porto, metric, np.random.default_rng(23).integers(0, porto.num_nodes, 100), gpu,
                   compare_cpu=False)

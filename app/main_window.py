@@ -1,5 +1,5 @@
 """RouteLab's main window: the map, the side panel, the docks, the menus and the status
-bar, with the capabilities' controllers (app/controllers) filling them.
+bar, with the features' controllers (app/features) filling them.
 
 The window builds what every capability shares and knows none of them: it makes one
 controller per registered class (and a generic one per registered capability with a
@@ -25,8 +25,8 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QVBoxLayo
 from engine import capabilities
 
 from app import errors
-from app.controllers import CONTROLLERS, GenericController, controller_classes
-from app.controllers.generic import generic_capabilities
+from app import features
+from app.feature import CONTROLLERS, GenericController, controller_classes
 from app.engine_thread import CANCEL, EngineClient
 from app.map_view import MapView
 from app.session import Session
@@ -97,8 +97,10 @@ class MainWindow(QMainWindow):
         """One controller per registered class, then one per capability that has a menu
         and no controller; the job kinds each one handles."""
         self.controllers, self._owners = [], {}
+        features.discover()
         makers = [*controller_classes(), *(partial(GenericController, capability=c)
-                                           for c in generic_capabilities(CONTROLLERS.__contains__))]
+                                           for c in capabilities.all_capabilities()
+                                           if c.menu and c.name not in CONTROLLERS)]
         for make in makers:
             first_section, first_action = len(self.panel.sections), len(self._actions)
             controller = make(self)
@@ -251,7 +253,7 @@ class MainWindow(QMainWindow):
         old = self.session.mode
         self.session.mode = mode
         self._mode_actions[mode].setChecked(True)     # toggles back here: a no-op now
-        hint = next(c.hints[mode] for c in self.controllers if mode in c.hints)
+        hint = next(c.modes[mode] for c in self.controllers if mode in c.modes)
         self.hint_label.setText(hint)
         self.panel.help_label.setText(hint)
         if old != mode:
@@ -312,7 +314,7 @@ class MainWindow(QMainWindow):
     # ---------------------------------------------------------------- map
     def _on_node_clicked(self, node: int, shift: bool) -> None:
         """The current mode's controller first, then the others in order."""
-        first = [c for c in self.controllers if self.session.mode in c.hints]
+        first = [c for c in self.controllers if self.session.mode in c.modes]
         for c in first + self.controllers:
             if c.node_clicked(node, shift):
                 return

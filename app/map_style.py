@@ -65,3 +65,7 @@ INSPECTED_COLOR = (20, 20, 20)
 UNPACKED_COLOR = (0, 170, 90)
 UNPACKED_WIDTH = 5.0
 MIDPOINT_COLOR = (255, 200, 0)
+
+# Distances (a tree's bins, a service area's bands): a colour map and the part of it used.
+COLORMAP = "plasma"
+COLORMAP_SPAN = (0.0, 0.88)      # the palest yellow end is hard to see on the map background

@@ -6,12 +6,10 @@ Controllers change it and draw from it; tests read it.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
-
-MODES = ("route", "tree", "inspect", "cells", "csp")
-
 
 @dataclass(frozen=True)
 class ShownRoute:
@@ -39,10 +37,10 @@ class Session:
     route_message: str = ""       # the route's summary, or why there is none
     ghost: ShownRoute | None = None   # the route before the last metric change, drawn faint
     tree: object = None           # engine.capabilities.tree.TreeAnswer on the map
-    tree_bins: object = None      # app.distance_bins.DistanceBins of that tree
+    tree_bins: object = None      # app.features.tree.distance_bins.DistanceBins of that tree
     comparison: object = None     # engine.sssp.compare.Comparison last shown
     hierarchy: object = None      # engine.ch.Hierarchy in use
-    level_bins: object = None     # app.level_bins.LevelBins of that hierarchy
+    level_bins: object = None     # app.features.hierarchy.level_bins.LevelBins of that hierarchy
     levels_on: bool = False       # colour by level asked for
     inspected_node: int | None = None
     decoder_text: str | None = None   # CRP: the decoder routes use (TOML of the last good customization)
@@ -54,6 +52,10 @@ class Session:
         """A new graph: nothing of the old one stays."""
         self.__init__(graph=graph, drawing=drawing, metric=graph.default_metric,
                       mode=self.mode)
+
+    def file_stem(self) -> str:
+        """The graph's file name without its extensions: the default name of its files."""
+        return os.path.basename(getattr(self.graph, "source", None) or "graph").split(".")[0] or "graph"
 
     def node_id(self, node: int) -> int:
         return int(self.graph.node_id[node])

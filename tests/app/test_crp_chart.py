@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from app.crp_chart import HISTORY_RUNS, CustomizationChart, format_ms
+from app.features.crp.chart import HISTORY_RUNS, CustomizationChart, format_ms
 from engine.crp.customization.customize import customize
 from engine.crp.metric.decoder import load_decoder
 from engine.crp.partition.overlay import Overlay

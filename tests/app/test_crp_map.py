@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from app import crp_map
-from app.crp_map import CELL_PALETTE, CellOverlay, cell_colouring, cell_colours
+from app.features.crp import map as crp_map
+from app.features.crp.map import CELL_PALETTE, CellOverlay, cell_colouring, cell_colours
 from app.map_view import MapView
 from app.network_geometry import build_drawing
 from engine.crp.customization.customize import customize

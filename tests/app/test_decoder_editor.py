@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
-from app.decoder_editor import DecoderEditor
-from app.decoder_form import History, State
+from app.features.crp.decoder_editor import DecoderEditor
+from app.features.crp.decoder_form import History, State
 from engine.crp.metric.decoder import DecoderError, load_decoder, shipped_decoders
 from engine.core.turns import TURN_TYPES
 from engine.core.graph import ROAD_CLASSES

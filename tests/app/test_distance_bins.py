@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.distance_bins import display_unit, make_bins, nice_step, segment_distance
+from app.features.tree.distance_bins import display_unit, make_bins, nice_step, segment_distance
 
 
 @pytest.mark.parametrize("top", [1, 7, 99, 1234, 40_890, 987_654, 1_317_271, 36_000_000])

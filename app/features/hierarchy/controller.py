@@ -17,12 +17,11 @@ from engine.core.polylines import route_polyline
 from engine.core.units import unit_of
 
 from app import map_style as style
-from app.controllers.base import Controller, register_controller
-from app.controllers.graph import file_stem
-from app.hierarchy_charts import ContractionChart, PhastChart
-from app.hierarchy_overlay import HierarchyOverlay
-from app.hierarchy_panel import HierarchyPanel
-from app.level_bins import make_level_bins, segment_level
+from app.feature import Controller, register_controller
+from app.features.hierarchy.charts import ContractionChart, PhastChart
+from app.features.hierarchy.overlay import HierarchyOverlay
+from app.features.hierarchy.panel import HierarchyPanel
+from app.features.hierarchy.level_bins import make_level_bins, segment_level
 from app.map_view import Colouring
 from app.widgets import legend_table, rgb
 
@@ -42,8 +41,9 @@ def summary_line(h) -> str:
 
 @register_controller
 class HierarchyController(Controller):
+    order = 40
     kinds = ("contract", "open_hierarchy", "save_hierarchy")
-    hints = {"inspect": INSPECT_HINT}
+    modes = {"inspect": INSPECT_HINT}
     hierarchy_shown = Signal(object)    # Hierarchy now in use, or None when dropped
     inspected = Signal(int)             # node whose hierarchy arcs are drawn
     unpacked = Signal(int)              # hierarchy arc unpacked onto the road
@@ -128,7 +128,7 @@ class HierarchyController(Controller):
         if h is None:
             return
         path, _ = QFileDialog.getSaveFileName(self.window, "Save contraction hierarchy",
-                                              f"{file_stem(self.session.graph)}.{h.metric}.rlh",
+                                              f"{self.session.file_stem()}.{h.metric}.rlh",
                                               HIERARCHY_FILTER)
         if path:
             self.save_hierarchy(path if path.endswith(".rlh") else path + ".rlh")

@@ -19,9 +19,9 @@ from engine.sssp import METHODS
 from engine.core.summary import route_summary
 from engine.core.units import unit_of
 
-from app.compare_chart import CompareChart
-from app.controllers.base import Controller, register_controller
-from app.distance_bins import UNREACHABLE_COLOR, display_unit, make_bins, segment_distance
+from app.features.tree.compare_chart import CompareChart
+from app.feature import Controller, register_controller
+from app.features.tree.distance_bins import UNREACHABLE_COLOR, display_unit, make_bins, segment_distance
 from app.map_view import Colouring
 from app.session import ShownRoute
 from app.widgets import button_row, grey, legend_table, red, selectable_label
@@ -34,8 +34,9 @@ TREE_WIDTH = 1.6               # pixels, the distance-bin curves
 
 @register_controller
 class TreeController(Controller):
+    order = 30
     kinds = ("tree", "compare")
-    hints = {"tree": TREE_HINT}
+    modes = {"tree": TREE_HINT}
     tree_shown = Signal(object)          # TreeAnswer coloured on the map, or None when cleared
     comparison_shown = Signal(object)    # Comparison drawn in the chart dock
 

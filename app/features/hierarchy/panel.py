@@ -20,7 +20,7 @@ class HierarchyPanel(QGroupBox):
     def __init__(self, parent=None) -> None:
         super().__init__("Contraction hierarchy", parent)
         column = QVBoxLayout(self)     # wrapped labels below the form: see _build_box in
-        form = QFormLayout()           # app/controllers/tree.py (QFormLayout clips them)
+        form = QFormLayout()           # app/features/tree/controller.py (QFormLayout clips them)
         column.addLayout(form)
         self.k_spin = QSpinBox(minimum=2, maximum=1_000_000_000, value=DEFAULT_K,
                                toolTip="K: contraction stops when fewer live nodes remain; "

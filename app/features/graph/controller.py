@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import os
 
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QFileDialog, QGroupBox, QLabel, QVBoxLayout
@@ -11,7 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QGroupBox, QLabel, QVBoxLayout
 from engine.core.units import unit_of
 
 from app import map_style as style
-from app.controllers.base import Controller, register_controller
+from app.feature import Controller, register_controller
 from app.widgets import legend_table, selectable_label
 
 OPEN_FILTERS = ";;".join([
@@ -25,12 +24,9 @@ NO_COORDINATES = ("This graph has no coordinates, so there is no map to draw.\n"
                   "Type node ids into From and To in the side panel to route.")
 
 
-def file_stem(graph) -> str:
-    return os.path.basename(graph.source or "graph").split(".")[0] or "graph"
-
-
 @register_controller
 class GraphController(Controller):
+    order = 10
     kinds = ("load", "save_cache")
 
     def __init__(self, window) -> None:
@@ -58,7 +54,7 @@ class GraphController(Controller):
         if self.session.graph is None:
             return
         path, _ = QFileDialog.getSaveFileName(self.window, "Save graph cache",
-                                              f"{file_stem(self.session.graph)}.rlg",
+                                              f"{self.session.file_stem()}.rlg",
                                               "RouteLab cache (*.rlg *.npz)")
         if path:
             self.save_cache(path)

@@ -14,10 +14,10 @@ import pyqtgraph as pg
 
 from engine.core.units import UNKNOWN, unit_of
 
+from app.map_style import COLORMAP, COLORMAP_SPAN
+
 MAX_BINS = 16
 NICE_STEPS = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)   # x 10^k: 12-16 bins for any range
-COLORMAP = "plasma"
-COLORMAP_SPAN = (0.0, 0.88)      # the palest yellow end is hard to see on the map background
 UNREACHABLE_COLOR = (190, 190, 190)
 
 

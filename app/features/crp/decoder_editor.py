@@ -5,7 +5,7 @@ Every change builds a candidate with dataclasses.replace and validates it as the
 engine would read it (parse_decoder of its TOML). A valid one becomes the working
 decoder and is emitted as ``edited``; an invalid one is shown inline, emitted as
 ``invalid`` and never replaces the working decoder. The controller
-(app/controllers/crp.py) owns debouncing and customization jobs."""
+(app/features/crp/controller.py) owns debouncing and customization jobs."""
 from __future__ import annotations
 
 import os
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGroupBox, QHBoxLayout, Q
                                QPushButton, QScrollArea, QTabWidget, QToolButton, QVBoxLayout,
                                QWidget)
 
-from app.decoder_form import (AvoidGroup, History, SpeedTable, State, TurnTable, caret_text,
+from app.features.crp.decoder_form import (AvoidGroup, History, SpeedTable, State, TurnTable, caret_text,
                               wrapped)
 from engine.crp.metric.decoder import DECODER_DIR, Decoder, DecoderError, load_decoder, parse_decoder
 from engine.crp.metric.expression import FUNCTIONS, PROPERTIES, ExpressionError, parse

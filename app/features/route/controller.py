@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QPus
 from engine.core.polylines import route_polyline
 
 from app import map_style as style
-from app.controllers.base import Controller, register_controller
-from app.route_text import change_text, turns_text
+from app.feature import Controller, register_controller
+from app.features.route.text import change_text, turns_text
 from app.session import ShownRoute
 from app.widgets import button_row, dot_label, grey, red, selectable_label
 
@@ -26,8 +26,9 @@ HINT = ("Click: start, then destination · Shift+click: move start · right-clic
 
 @register_controller
 class RouteController(Controller):
+    order = 20
     kinds = ("route",)
-    hints = {"route": HINT}
+    modes = {"route": HINT}
     shown = Signal(object)       # ShownRoute drawn (also a path read from a tree), or None
 
     def __init__(self, window) -> None:

@@ -1,6 +1,6 @@
 """CRP in the window: partition the graph, edit the metric decoder live, see the cells.
 
-Every valid edit of the decoder (app.decoder_editor) becomes, after one frame of
+Every valid edit of the decoder (app.features.crp.decoder_editor) becomes, after one frame of
 debounce, a ``customize`` job; the engine keeps one in flight and only the newest
 waiting (stale edits are dropped, never queued). Its answer becomes the session's
 metric: routes are asked again with that decoder (turn-aware CRP routes; the route
@@ -17,10 +17,10 @@ from PySide6.QtCore import QTimer, Signal
 from engine.crp.metric.decoder import shipped_decoders
 from engine.core.graph import ROAD_CLASSES
 
-from app.controllers.base import Controller, register_controller
-from app.crp_chart import CustomizationChart
-from app.crp_map import CellOverlay, cell_colouring
-from app.crp_panel import CrpPanel
+from app.feature import Controller, register_controller
+from app.features.crp.chart import CustomizationChart
+from app.features.crp.map import CellOverlay, cell_colouring
+from app.features.crp.panel import CrpPanel
 from app.widgets import grey, legend_table, red
 
 CELLS_HINT = ("Cells: click a cell: its entries (in) and exits (out), and its shortcut matrix "
@@ -31,8 +31,9 @@ DIMACS_DECODERS = ("dimacs-time", "dimacs-distance")
 
 @register_controller
 class CrpController(Controller):
+    order = 50
     kinds = ("partition", "customize")
-    hints = {"cells": CELLS_HINT}
+    modes = {"cells": CELLS_HINT}
     metric_shown = Signal(object)      # CellMetric now routing (and drawn), after each edit
     metric_failed = Signal(str)        # a customization failed; the last good metric stays
 

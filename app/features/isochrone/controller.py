@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QVBoxLayout, QW
 from engine.capabilities.tree import PHAST
 from engine.core.units import unit_of
 
-from app.controllers.base import Controller, register_controller
-from app.distance_bins import COLORMAP, COLORMAP_SPAN
-from app.isochrone_overlay import IsochroneOverlay
+from app.feature import Controller, register_controller
+from app.map_style import COLORMAP, COLORMAP_SPAN
+from app.features.isochrone.overlay import IsochroneOverlay
 from app.widgets import FoldingLabel, grey, red, rgb
 
 # Cut-offs offered first, by the kind of the tree metric's unit.
@@ -24,6 +24,7 @@ DEFAULT_CUTOFFS = {"time": "5, 10, 15, 20 min", "length": "1, 2, 3, 4 km", "": "
 
 @register_controller
 class ServiceAreaController(Controller):
+    order = 70
     kinds = ("isochrone",)
     shown = Signal(object)          # IsochroneAnswer drawn on the map, or None when cleared
 

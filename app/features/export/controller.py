@@ -13,8 +13,7 @@ from PySide6.QtWidgets import QFileDialog
 from engine.export import write_path
 from engine.core.units import Unit, unit_of
 
-from app.controllers.base import Controller, register_controller
-from app.controllers.graph import file_stem
+from app.feature import Controller, register_controller
 from app.errors import describe
 
 NOTHING = "Nothing to export: show a route, a tree or a cost-budgeted path first."
@@ -29,6 +28,7 @@ FORMATS = {
 
 @register_controller
 class ExportController(Controller):
+    order = 80
     kinds = ("export",)      # the engine job that writes the file
     exported = Signal(str)   # what was written, once the engine thread has written it
 
@@ -68,7 +68,7 @@ class ExportController(Controller):
         what = "tree" if shown[0] == "service_area" else shown[0]   # the tree first, its areas offered
         filters = [(f, w) for w in (what, *shown) for f, _ in FORMATS[w]]
         filters = list(dict.fromkeys(filters))
-        name = f"{file_stem(self.session.graph)}-{what.replace('_', '-')}{FORMATS[what][0][1]}"
+        name = f"{self.session.file_stem()}-{what.replace('_', '-')}{FORMATS[what][0][1]}"
         path, chosen = QFileDialog.getSaveFileName(self.window, "Export", name,
                                                    ";;".join(f for f, _ in filters))
         if path:

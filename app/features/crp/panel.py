@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QPushButton,
                                QVBoxLayout, QWidget)
 
-from app.decoder_editor import DecoderEditor
+from app.features.crp.decoder_editor import DecoderEditor
 from app.widgets import button_row, selectable_label
 
 

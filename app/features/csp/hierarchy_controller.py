@@ -11,15 +11,15 @@ import os
 
 from PySide6.QtWidgets import QFileDialog
 
-from app.controllers.base import Controller, register_controller
-from app.controllers.graph import file_stem
-from app.csp_hierarchy_row import FILTER, CspHierarchyRow
+from app.feature import Controller, register_controller
+from app.features.csp.hierarchy_row import FILTER, CspHierarchyRow
 
 KINDS = ("csp_hierarchy", "open_csp_hierarchy", "save_csp_hierarchy")
 
 
 @register_controller
 class CspHierarchyController(Controller):
+    order = 90
     kinds = KINDS
 
     def __init__(self, window) -> None:
@@ -86,7 +86,7 @@ class CspHierarchyController(Controller):
         minimize, budget_metric = self.csp.metrics()
         path, _ = QFileDialog.getSaveFileName(
             self.window, "Save bi-criteria hierarchy",
-            f"{file_stem(self.session.graph)}.{minimize}.{budget_metric}.rlb", FILTER)
+            f"{self.session.file_stem()}.{minimize}.{budget_metric}.rlb", FILTER)
         if path:
             self.save_hierarchy(path if path.endswith(".rlb") else path + ".rlb")
 

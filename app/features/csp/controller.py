@@ -10,7 +10,7 @@ the Pareto set (newest wins: the engine keeps one csp job in flight and only the
 newest waiting). One slider step lies below the least cost, where the engine says
 "no path within budget" and the least cost.
 
-Below the two metrics, app/controllers/csp_hierarchy.py adds the bi-criteria
+Below the two metrics, app/features/csp/hierarchy_controller.py adds the bi-criteria
 hierarchy's row: with it checked, every query labels on the hierarchy (the same
 answers, a few dozen arcs deep), and the summary says so.
 """
@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 from engine.core.polylines import route_polyline
 
 from app import map_style as style
-from app.controllers.base import Controller, register_controller
-from app.csp_charts import LEAST_COST_COLOR, PATH_COLOR, SHORTEST_COLOR, CspCharts, metric_text
+from app.feature import Controller, register_controller
+from app.features.csp.charts import LEAST_COST_COLOR, PATH_COLOR, SHORTEST_COLOR, CspCharts, metric_text
 from app.widgets import grey, legend_table, red, selectable_label
 
 HINT = ("Cost-budgeted path mode: click a start, then a destination · drag the budget slider · "
@@ -63,8 +63,9 @@ class BudgetScale:
 
 @register_controller
 class CspController(Controller):
+    order = 60
     kinds = ("csp",)
-    hints = {"csp": HINT}
+    modes = {"csp": HINT}
     shown = Signal(object)       # CspResult drawn, or None
     failed = Signal(str)         # the engine's message (no path within the budget, ...)
 

@@ -1,0 +1,1 @@
+"""File ▸ Export: what the features show, in a field-standard format."""

@@ -1,0 +1,1 @@
+"""Graphs: File ▸ Open / Open default network / Save cache, and the "Network" box."""

@@ -1,0 +1,1 @@
+"""Contraction hierarchies: contraction, its charts, colour by level, inspect mode."""

@@ -1,0 +1,1 @@
+"""The service area (isochrones) of the tree on the map."""

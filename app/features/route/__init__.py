@@ -1,0 +1,1 @@
+"""Routes: the "Route" box, the endpoints and their markers, the route on the map."""

@@ -1,0 +1,1 @@
+"""Shortest-path trees and the SSSP comparison: tree mode, distance colours, the compare chart."""

@@ -15,6 +15,7 @@ from engine.core.paths import check_path
 from engine.routing.reference import scipy_matrix, sssp
 from tests.conftest import PORTO, need
 from tests.engine.test_sssp import check_tree
+from tests.strategies import random_graphs
 
 CPU = cpu_backend()
 
@@ -106,19 +107,9 @@ def test_a_dense_level_graph_ends_the_levels():
     check_queries(h, g, range(0, n, 7))
 
 
-@st.composite
-def random_graphs(draw):
-    n = draw(st.integers(2, 40))
-    m = draw(st.integers(0, 140))
-    ids = st.integers(0, n - 1)
-    arcs = [draw(st.lists(ids, min_size=m, max_size=m)) for _ in range(2)]
-    w = draw(st.lists(st.integers(0, 30), min_size=m, max_size=m))   # zero costs, parallel arcs
-    return RoadGraph.from_arcs(n, np.array(arcs[0], np.int64), np.array(arcs[1], np.int64),
-                               {"w": np.array(w, np.int64)})
-
-
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(random_graphs(), st.integers(2, 8), st.sampled_from([0.1, 0.3, 0.7, 1.0]), st.data())
+@given(random_graphs(nodes=(2, 40), max_arcs=140, weights=st.integers(0, 30)), st.integers(2, 8),
+       st.sampled_from([0.1, 0.3, 0.7, 1.0]), st.data())
 def test_random_graphs(g, K, C, data):
     h = contract(g, K=K, C=C, backend=CPU)
     check_invariants(h)

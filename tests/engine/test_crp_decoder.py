@@ -11,7 +11,8 @@ from engine.crp.metric.decoder import DecoderError, load_decoder, parse_decoder,
 from engine.crp.metric.expression import ExpressionError, parse
 from engine.core.turns import TURN_TYPE_INDEX, turn_graph
 from engine.generate.network import generate_road_network
-from engine.core.graph import ROAD_CLASS_INDEX, ROAD_CLASSES, RoadGraph
+from engine.core.graph import ROAD_CLASS_INDEX, ROAD_CLASSES
+from tests.strategies import dimacs_like_graph
 
 SPEEDS = "\n".join(f"{c} = 50" for c in ROAD_CLASSES)
 
@@ -25,12 +26,7 @@ def generated():
 @pytest.fixture(scope="module")
 def dimacs():
     """A DIMACS-like graph: metric columns only, no attributes, no coordinates."""
-    rng = np.random.default_rng(7)
-    n = 400
-    tail = rng.integers(0, n, 3000)
-    head = (tail + rng.integers(1, n, 3000)) % n
-    metrics = {"distance": rng.integers(1, 5000, 3000), "travel_time": rng.integers(2, 9000, 3000)}
-    g = RoadGraph.from_arcs(n, tail, head, metrics)
+    g = dimacs_like_graph(seed=7, n=400, m=3000, max_distance=5000)
     t = turn_graph(g)
     return g, t, DecodeInputs(g, t)
 

@@ -14,14 +14,7 @@ from engine.csp import CspQuery, NoPathWithinBudget
 from engine.generate.network import generate_road_network
 from engine.core.graph import RoadGraph
 from engine.core.paths import Unreachable
-
-
-def small_graph(seed: int, n: int = 9, m: int = 26, zero: float = 0.15) -> RoadGraph:
-    rng = np.random.default_rng(seed)
-    tail, head = rng.integers(0, n, m), rng.integers(0, n, m)
-    length = rng.integers(0, 12, m) * (rng.random(m) > zero)
-    cost = rng.integers(0, 12, m) * (rng.random(m) > zero)
-    return RoadGraph.from_arcs(n, tail, head, {"distance": length, "travel_time": cost})
+from tests.strategies import random_two_metric_graph
 
 
 def brute_force(g: RoadGraph, s: int, t: int):
@@ -74,7 +67,7 @@ def brute_force_cases(g: RoadGraph, q, seed: int):
 
 @pytest.mark.parametrize("seed", range(40))
 def test_small_graphs_equal_brute_force(seed):
-    g = small_graph(seed)
+    g = random_two_metric_graph(seed)
     q, plain = CspQuery(g), CspQuery(g, bounds=False)
     for s, t, budget, within in brute_force_cases(g, q, seed):
         for query in (q, plain):

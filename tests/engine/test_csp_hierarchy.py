@@ -11,8 +11,8 @@ from engine.csp import CspQuery
 from engine.csp.hierarchy.layered import LayeredGraph
 from engine.csp.hierarchy.build import build_pareto_hierarchy
 from engine.generate.network import generate_road_network
-from tests.engine.test_csp import _check_sets, brute_force_cases, check_edge_cases, pareto_of, \
-    small_graph
+from tests.engine.test_csp import _check_sets, brute_force_cases, check_edge_cases, pareto_of
+from tests.strategies import random_two_metric_graph
 
 
 def hierarchy_of(g, length="distance", cost="travel_time", **options):
@@ -23,7 +23,7 @@ def hierarchy_of(g, length="distance", cost="travel_time", **options):
 def test_small_graphs_equal_brute_force(seed):
     """Zero weights, parallel arcs and loops; a core of one node, so nearly every path
     runs over shortcuts."""
-    g = small_graph(seed)
+    g = random_two_metric_graph(seed)
     h = hierarchy_of(g, core_fraction=0.0)
     assert h.core.sum() >= 1 and h.num_levels >= 1
     q = CspQuery(g, hierarchy=h)

@@ -8,7 +8,8 @@ import pytest
 from engine.csp import CspQuery
 from engine.csp.bounds.lagrangian import WEIGHT_LIMIT, weights_for
 from engine.generate.network import generate_road_network
-from tests.engine.test_csp import brute_force_cases, halfway_budgets, small_graph
+from tests.engine.test_csp import brute_force_cases, halfway_budgets
+from tests.strategies import random_two_metric_graph
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -16,7 +17,7 @@ def test_small_graphs_with_the_bound_equal_brute_force(seed):
     """Random small graphs with zero-length and zero-cost arcs, every budget from below
     the least cost to the most costly path: the bound from the start and a restart
     after one label give the brute-force optimum."""
-    g = small_graph(seed)
+    g = random_two_metric_graph(seed)
     queries = [CspQuery(g, lagrangian="always"), CspQuery(g, lagrangian_after=1)]
     for s, t, budget, within in brute_force_cases(g, queries[0], seed):
         for q in queries:

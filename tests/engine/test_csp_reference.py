@@ -19,6 +19,7 @@ from engine.generate.network import generate_road_network
 from engine.routing.reference import shortest_path
 from tests.conftest import ROME, need
 from tests.cspy_peer import cspy_graph
+from tests.strategies import random_arc_lists
 
 
 # ------------------------------------------------------------ small graphs, brute force
@@ -127,17 +128,12 @@ def test_all_zero_costs_give_the_shortest_path():
     assert reference_pareto(*g, 0, 3) == [(2, 0)]
 
 
-@st.composite
-def small_graphs(draw):
-    n = draw(st.integers(1, 7))
-    node = st.integers(0, n - 1)
-    weight = st.integers(0, 6)
-    arcs = draw(st.lists(st.tuples(node, node, weight, weight), max_size=16))
-    return n, csr(n, arcs), draw(node), draw(node)
+SMALL_GRAPHS = random_arc_lists(nodes=(1, 7), max_arcs=16, weights=st.integers(0, 6)).map(
+    lambda case: (case[0], csr(case[0], case[1]), case[2], case[3]))   # (n, csr, source, target)
 
 
 @settings(max_examples=300, deadline=None)
-@given(small_graphs(), st.integers(-1, 40))
+@given(SMALL_GRAPHS, st.integers(-1, 40))
 def test_random_small_graphs_against_brute_force(case, budget):
     n, g, source, target = case
     pairs = brute_pairs(g, source, target)

@@ -17,13 +17,13 @@ from hypothesis import HealthCheck, event, given, settings, strategies as st
 from engine.core.backend import cpu_backend
 from engine.ch import Hierarchy, contract
 from engine.generate.network import generate_road_network
-from engine.core.graph import RoadGraph
 from engine.io import LoadError, load
 from engine.io.cache import save_cache
 from engine.io.validate_hierarchy import check_hierarchy
 from engine.ch.phast import PhastQuery
 from engine.routing.reference import sssp
 from engine.sssp import TreeQuery
+from tests.strategies import random_graphs
 
 CPU = cpu_backend()
 GRAPH = generate_road_network(300, seed=1)
@@ -146,18 +146,9 @@ def test_fuzzed_hierarchy_is_refused_or_exact(files, data):
     assert np.array_equal(PhastQuery(h, CPU).distances(SOURCES), reference)
 
 
-@st.composite
-def small_graphs(draw):
-    n = draw(st.integers(2, 30))
-    m = draw(st.integers(0, 90))
-    ends = st.lists(st.integers(0, n - 1), min_size=m, max_size=m)
-    w = draw(st.lists(st.integers(0, 20), min_size=m, max_size=m))   # zero costs, parallel arcs
-    tail, head = np.array(draw(ends), np.int64), np.array(draw(ends), np.int64)
-    return RoadGraph.from_arcs(n, tail, head, {"w": np.array(w, np.int64)})
-
-
 @settings(max_examples=60, deadline=None, database=None)
-@given(small_graphs(), st.integers(2, 8), st.sampled_from([0.1, 0.3, 1.0]))
+@given(random_graphs(nodes=(2, 30), max_arcs=90, weights=st.integers(0, 20)), st.integers(2, 8),
+       st.sampled_from([0.1, 0.3, 1.0]))
 def test_every_contracted_hierarchy_passes_the_validator(g, K, C):
     """No false refusals: what contraction builds is always accepted."""
     check_hierarchy(contract(g, K=K, C=C, backend=CPU), "built")

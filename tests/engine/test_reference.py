@@ -11,18 +11,7 @@ from scipy.sparse import csgraph
 from engine.core.graph import RoadGraph
 from engine.core.paths import Unreachable, check_path, path_from_tree
 from engine.routing.reference import shortest_path, sssp
-
-
-@st.composite
-def random_graphs(draw):
-    n = draw(st.integers(1, 25))
-    m = draw(st.integers(0, 80))
-    ids = st.integers(0, n - 1)
-    tail = draw(st.lists(ids, min_size=m, max_size=m))
-    head = draw(st.lists(ids, min_size=m, max_size=m))
-    w = draw(st.lists(st.integers(0, 50), min_size=m, max_size=m))  # zero costs too
-    return RoadGraph.from_arcs(n, np.array(tail, dtype=np.int64), np.array(head, dtype=np.int64),
-                               {"w": np.array(w, dtype=np.int64)})
+from tests.strategies import random_graphs
 
 
 def networkx_distances(g: RoadGraph, source: int) -> dict[int, int]:
@@ -35,7 +24,7 @@ def networkx_distances(g: RoadGraph, source: int) -> dict[int, int]:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(random_graphs(), st.data())
+@given(random_graphs(nodes=(1, 25), max_arcs=80, weights=st.integers(0, 50)), st.data())
 def test_distances_equal_networkx_and_paths_are_valid(g, data):
     source = data.draw(st.integers(0, g.num_nodes - 1))
     tree = sssp(g, source)

@@ -17,6 +17,7 @@ from engine.core.paths import Unreachable, check_path
 from engine.routing import router_for
 from engine.routing.bidirectional import BidirectionalDijkstra
 from engine.ch.query import ChQuery
+from tests.strategies import random_graphs
 
 
 def check_pairs(graph, router, sources: int, targets: int, seed: int) -> int:
@@ -71,24 +72,17 @@ def test_generated_both_routers(generated, metric):
 
 
 # -------------------------------------------- parallel arcs, zero costs, unreachable
-@st.composite
-def small_graphs(draw):
-    """Sparse random graphs: parallel arcs, zero costs and unreachable pairs are common."""
-    n = draw(st.integers(2, 14))
-    m = draw(st.integers(0, 3 * n))
-    ends = st.lists(st.integers(0, n - 1), min_size=m, max_size=m)
-    tail, head = draw(ends), draw(ends)
-    costs = draw(st.lists(st.sampled_from([0, 0, 1, 2, 3, 7, 100]), min_size=m, max_size=m))
-    if m:   # one arc doubled with another cost: a parallel arc for sure
-        tail, head, costs = tail + tail[:1], head + head[:1], costs + [costs[0] + 1]
-    K = draw(st.sampled_from([2, 3, 5, 64]))   # 64 > n: the whole graph is the core
-    graph = RoadGraph.from_arcs(n, np.array(tail, dtype=np.int64), np.array(head, dtype=np.int64),
-                                {"cost": np.array(costs, dtype=np.int32)})
-    return graph, K
+# Sparse random graphs (parallel arcs, zero costs and unreachable pairs are common; one
+# arc doubled with another cost: a parallel arc for sure) and a core size K (64 > n: the
+# whole graph is the core).
+SMALL_GRAPHS = st.tuples(
+    random_graphs(nodes=(2, 14), max_arcs_per_node=3, weights=st.sampled_from([0, 0, 1, 2, 3, 7, 100]),
+                  metric="cost", dtype=np.int32, parallel_arc=True),
+    st.sampled_from([2, 3, 5, 64]))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_graphs())
+@given(SMALL_GRAPHS)
 def test_small_graphs_all_pairs(case):
     graph, K = case
     routers = [BidirectionalDijkstra(graph, "cost"), ch_router(graph, "cost", K)]

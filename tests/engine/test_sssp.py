@@ -12,6 +12,7 @@ from engine.io import load
 from engine.routing.reference import scipy_matrix, sssp
 from engine.sssp import METHODS, TreeQuery, shortest_path_tree
 from tests.conftest import PORTO, need
+from tests.strategies import random_graphs
 
 CPU = cpu_backend()
 
@@ -63,19 +64,8 @@ def test_generated_100_sources():
         check_sources(g, metric, np.random.default_rng(14).integers(0, g.num_nodes, 50))
 
 
-@st.composite
-def random_graphs(draw):
-    n = draw(st.integers(1, 30))
-    m = draw(st.integers(0, 90))
-    ids = st.integers(0, n - 1)
-    arcs = [draw(st.lists(ids, min_size=m, max_size=m)) for _ in range(2)]
-    w = draw(st.lists(st.integers(0, 20), min_size=m, max_size=m))   # zero costs too
-    return RoadGraph.from_arcs(n, np.array(arcs[0], np.int64), np.array(arcs[1], np.int64),
-                               {"w": np.array(w, np.int64)})
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(random_graphs(), st.data())
+@given(random_graphs(nodes=(1, 30), max_arcs=90, weights=st.integers(0, 20)), st.data())
 def test_random_graphs_with_zero_costs_and_unreachable_nodes(g, data):
     check_sources(g, "w", [data.draw(st.integers(0, g.num_nodes - 1))])
 

@@ -10,7 +10,7 @@ from engine.crp.metric.costs import DecodeError, DecodeInputs
 from engine.crp.metric.decoder import load_decoder, parse_decoder, shipped_decoders
 from engine.core.turns import turn_graph
 from engine.generate.network import generate_road_network
-from engine.core.graph import RoadGraph
+from tests.strategies import dimacs_like_graph
 
 EXPRESSIONS = [
     "cost / max(lanes, 1) + length_m / 7 * 3 - time_s / 3",
@@ -57,11 +57,7 @@ def test_errors_found_on_gpu(graphs):
 
 
 def test_metric_only_graph(gpu):
-    rng = np.random.default_rng(3)
-    tail = rng.integers(0, 5000, 40_000)
-    head = (tail + rng.integers(1, 5000, 40_000)) % 5000
-    g = RoadGraph.from_arcs(5000, tail, head, {"distance": rng.integers(1, 9000, 40_000),
-                                               "travel_time": rng.integers(2, 9000, 40_000)})
+    g = dimacs_like_graph(seed=3, n=5000, m=40_000, max_distance=9000)
     t = turn_graph(g)
     on_gpu, on_cpu = DecodeInputs(g, t, gpu), DecodeInputs(g, t, cpu_backend())
     for name in ("dimacs-time", "dimacs-distance"):

@@ -14,8 +14,9 @@ from engine.csp.reference import path_totals, reference_csp, reference_csp_compi
 from engine.generate.network import generate_road_network
 from engine.core.paths import Unreachable
 from tests.conftest import ROME, need
-from tests.engine.test_csp import brute_force_cases, check_edge_cases, pareto_of, small_graph
+from tests.engine.test_csp import brute_force_cases, check_edge_cases, pareto_of
 from tests.engine.test_csp_hierarchy import hierarchy_of
+from tests.strategies import random_two_metric_graph
 
 
 def check_answer(g, r, s, t, budget, expected_length, minimize="distance", metric="travel_time"):
@@ -27,7 +28,7 @@ def check_answer(g, r, s, t, budget, expected_length, minimize="distance", metri
 
 @pytest.mark.parametrize("seed", range(40))
 def test_small_graphs_equal_brute_force(gpu, seed):
-    g = small_graph(seed)
+    g = random_two_metric_graph(seed)
     variants = [CspQuery(g, backend=gpu), CspQuery(g, bounds=False, backend=gpu),
                 CspQuery(g, backend=gpu, blocks=2, threads=64),
                 CspQuery(g, backend=gpu, lagrangian="always"),
@@ -157,7 +158,7 @@ def test_new_york_query_sets(ny, ny_queries, gpu):
 def test_edge_cases(gpu):
     g = generate_road_network(6_000, seed=4)
     check_edge_cases(g, CspQuery(g, backend=gpu))
-    cut = CspQuery(small_graph(3, n=12, m=8), backend=gpu)    # few arcs: unreachable pairs
+    cut = CspQuery(random_two_metric_graph(3, n=12, m=8), backend=gpu)    # few arcs: unreachable pairs
     unreachable = 0
     for t in range(12):
         try:
@@ -174,7 +175,7 @@ def test_zero_cost_and_zero_length_arcs(gpu):
     """Zero-weight arcs may close tight cycles in the bound trees: completions there are
     skipped, the answers stay exact."""
     for seed in range(10):
-        g = small_graph(100 + seed, n=40, m=160, zero=0.5)
+        g = random_two_metric_graph(100 + seed, n=40, m=160, zero=0.5)
         q, cpu = CspQuery(g, backend=gpu), CspQuery(g, backend=cpu_backend())
         for s, t in np.random.default_rng(seed).integers(0, 40, (10, 2)):
             for budget in (0, 5, 20, 60):
@@ -379,7 +380,7 @@ def test_a_hard_query_starts_over_with_the_bound(gpu):
 # ------------------------------------------------ on the bi-criteria hierarchy
 @pytest.mark.parametrize("seed", range(40))
 def test_small_graphs_on_the_hierarchy_equal_brute_force(gpu, seed):
-    g = small_graph(seed)
+    g = random_two_metric_graph(seed)
     h = hierarchy_of(g, core_fraction=0.0)
     variants = [CspQuery(g, backend=gpu, hierarchy=h),
                 CspQuery(g, backend=gpu, hierarchy=h, lagrangian="always")]

@@ -5,15 +5,16 @@
 backend, and with it any CUDA state, is created in its ``started`` slot.
 
 ``EngineClient`` lives in the GUI thread and is the one job channel:
-``submit(kind, params)`` (signal ``submitted``) runs any registered capability (engine.capabilities) on the
-worker's Workspace, or one of the few internal jobs (``INTERNAL_JOBS``: load a graph,
-open or save a hierarchy, save a cache). Every answer comes back as one of six
-signals of the client, each with the ``Job`` (id, kind, label) first: ``started``,
-``progress``, ``record``, ``result``, ``error``, ``cancelled``.
+``submit(kind, params)`` (signal ``submitted``) runs any registered capability
+(engine.capabilities) on the worker's Workspace, the hidden ones (load a graph, open
+or save a file) included. Every answer comes back as one of six signals of the
+client, each with the ``Job`` (id, kind, label) first: ``started``, ``progress``,
+``record``, ``result``, ``error``, ``cancelled``.
 
-Newest wins per kind (``POLICY``): interactive kinds keep one job in flight and only
-the newest waits; long kinds cancel the running job; answers of superseded jobs, and
-of jobs for a graph that has since been replaced, are dropped. Any exception becomes
+Newest wins per lane, as each capability's ``policy`` says: interactive kinds (QUEUE)
+keep one job in flight and only the newest waits; long kinds (CANCEL) cancel the
+running job; saves (EVERY) all run; answers of superseded jobs, and of jobs for a
+graph that has since been replaced, are dropped. Any exception becomes
 a readable message; cancelling goes through the job's CancelToken.
 """
 from __future__ import annotations
@@ -32,47 +33,43 @@ from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from engine.core import backend as engine_backend
 from engine import capabilities
+from engine.capabilities import CANCEL, QUEUE
+from engine.capabilities.load import NewGraph, generate_default_network, open_files
 from engine.core.graph import RoadGraph
 from engine.core.jobs import JobContext
 from engine.core.progress import Cancelled, CancelToken
 from engine.workspace import Workspace
 
 from app import errors
-from app.engine_jobs import INTERNAL_JOBS, generate_default_network, open_files
-from app.network_geometry import NetworkDrawing
+from app.network_geometry import NetworkDrawing, build_drawing
 
 DEFAULT_NETWORK_NODES = 100_000
 DEFAULT_NETWORK_SEED = 1
 PROGRESS_INTERVAL_S = 0.05
 SHUTDOWN_WAIT_MS = 1200     # closing the window waits this long for the running step to cancel
 
-# How a newer job of a kind treats the older ones (the default is CANCEL):
-QUEUE = "queue"     # interactive: one in flight, only the newest of the others waits
-CANCEL = "cancel"   # long: the running job is cancelled and its answers dropped
-EVERY = "every"     # every job runs and answers (saves)
-POLICY = {"route": QUEUE, "tree": QUEUE, "customize": QUEUE, "csp": QUEUE, "save_cache": EVERY,
-          "save_hierarchy": EVERY, "export": EVERY, "save_csp_hierarchy": EVERY}
-LANE = {"open_hierarchy": "contract",   # opening a hierarchy supersedes a contraction
-        "open_csp_hierarchy": "csp_hierarchy"}
+
+
+@dataclass(frozen=True)
+class LoadedGraph:
+    serial: int                      # changes with every graph the worker adopts
+    graph: RoadGraph
+    drawing: NetworkDrawing | None   # None when the graph has no coordinates
+    seconds: float
+    notes: tuple[str, ...] = ()      # e.g. sibling files skipped because they do not match
 
 
 @dataclass(frozen=True)
 class Job:
     job_id: int
-    kind: str                  # a capability name or a key of INTERNAL_JOBS
+    kind: str                  # a capability's name
     params: dict
     label: str                 # what people read while it runs, e.g. "Opening NY.gr"
     graph_serial: int | None   # the graph it is for; None for a job that makes a graph
     token: CancelToken = field(default_factory=CancelToken, compare=False)
     as_text: bool = False      # answer with the capability's text instead of its result
-
-    @property
-    def lane(self) -> str:
-        return LANE.get(self.kind, self.kind)
-
-    @property
-    def policy(self) -> str:
-        return POLICY.get(self.lane, CANCEL)
+    policy: str = CANCEL       # its capability's: how a newer job of its lane treats it
+    lane: str = ""             # its capability's lane: the jobs that supersede each other
 
 
 @dataclass(frozen=True)
@@ -150,15 +147,27 @@ class EngineWorker(QObject):
         emit("result", result)
 
     def _dispatch(self, job: Job, ctx: JobContext):
-        if job.kind in INTERNAL_JOBS:
-            return INTERNAL_JOBS[job.kind](self, job, ctx)
         capability = capabilities.get(job.kind)
-        workspace = self.workspace_for(job)          # every capability runs on a graph
         params = dict(job.params)
+        if capability.makes_graph:
+            return self._adopt(capability.run(self.backend, params, ctx), ctx)
+        workspace = self.workspace_for(job)          # every other capability runs on a graph
         result = capability.run(workspace, params, ctx)
         if job.as_text:
             return capability.to_text(capability.to_json(workspace, params, result))
         return result
+
+    def _adopt(self, new: NewGraph, ctx: JobContext) -> LoadedGraph:
+        """Draw the new graph's network (app code: the engine knows no drawing) and
+        make its workspace the one jobs run on."""
+        started = time.perf_counter()
+        graph = new.workspace.graph
+        drawing = build_drawing(graph)
+        ctx.cancel.check()
+        self.workspace, self.drawing = new.workspace, drawing
+        self.serial += 1
+        return LoadedGraph(self.serial, graph, drawing,
+                           new.seconds + time.perf_counter() - started, new.notes)
 
     def _emit(self, job: Job, event: str, payload=None) -> None:
         self.answer.emit(Answer(job, event, payload))
@@ -219,11 +228,11 @@ class EngineClient(QObject):
     # ------------------------------------------------------------- requests
     def submit(self, kind: str, params: dict | None = None, *, label: str = "",
                as_text: bool = False) -> int:
-        """Run capability (or internal job) ``kind`` with ``params`` on the engine thread."""
-        if not label:
-            label = capabilities.get(kind).label if kind not in INTERNAL_JOBS else kind
-        serial = None if kind == "load" else self.serial
-        job = Job(next(self._ids), kind, dict(params or {}), label, serial, as_text=as_text)
+        """Run capability ``kind`` (hidden ones included) with ``params`` on the engine thread."""
+        capability = capabilities.get(kind)
+        serial = None if capability.makes_graph else self.serial
+        job = Job(next(self._ids), kind, dict(params or {}), label or capability.label, serial,
+                  as_text=as_text, policy=capability.policy, lane=capability.job_lane)
         if job.policy == CANCEL:          # the running one is superseded: cancelled, never heard of
             self.cancel(job.lane)
             self.drop(job.lane)
@@ -320,7 +329,7 @@ class EngineClient(QObject):
             self._live.pop(job.job_id, None)
             if self._in_flight.get(job.lane) is job:
                 del self._in_flight[job.lane]
-        if a.event == "result" and job.kind == "load" and wanted:
+        if a.event == "result" and isinstance(a.payload, LoadedGraph) and wanted:
             self.graph, self.serial = a.payload.graph, a.payload.serial
             self._pending.clear()
         if wanted and job.graph_serial in (None, self.serial):

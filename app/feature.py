@@ -48,7 +48,18 @@ class Exportable:
     formats: tuple[tuple[str, str], ...]    # (dialog filter, extension), the first the default
     writer: Callable                    # writer(path, ext) -> write(): reads the session now,
                                         # the returned write() runs on the engine thread
-    offered_with: str = ""              # exported by default in the file dialog of that one instead
+    offered_with: str = ""              # offered in the file dialog of that one, not by default
+    rank: int = 0                       # the most specific first (a path read from a tree is a route)
+
+
+PATH_FORMATS = (("GeoJSON line (*.geojson)", ".geojson"), ("GPX track (*.gpx)", ".gpx"))
+
+
+def path_writer(graph, path, out, ext: str, described):
+    """write() of a path as GeoJSON or GPX (``described``: properties, title, description)."""
+    from engine.export import write_path
+    return lambda: write_path(graph, path, {"geojson" if ext == ".geojson" else "gpx": out},
+                              *described)
 
 
 class Controller(QObject):
@@ -103,6 +114,16 @@ class Controller(QObject):
 
     def tree_changed(self, answer) -> None:
         """The shortest-path tree on the map (engine.capabilities.tree.TreeAnswer), or None."""
+
+    def route_changed(self, route) -> None:
+        """The route on the map (session.ShownRoute), or None."""
+
+    # ------------------------------------ requests (the feature that draws routes answers)
+    def show_route(self, route, text: str, error: bool = False) -> None:
+        """Draw ``route`` (a session.ShownRoute, None: none) with ``text`` as the route."""
+
+    def put_endpoints(self, source: int | None, target: int | None) -> None:
+        """Set the start and destination (no route is asked for)."""
 
     def cleared(self) -> None:
         """Esc: no endpoints, no route, no tree."""

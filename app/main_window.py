@@ -1,13 +1,16 @@
 """RouteLab's main window: the map, the side panel, the docks, the menus and the status
 bar, with the features' controllers (app/features) filling them.
 
-The window builds what every capability shares and knows none of them: it makes one
-controller per registered class (and a generic one per registered capability with a
-menu and no controller), builds the menus' capability actions from the registry
-(engine.capabilities), hands each engine answer to the controller of its job kind,
-and passes session changes (graph, endpoints, mode, hierarchy, Esc) to all of them.
-Modes (route, tree, inspect) are one exclusive action group; clicks on the map go to
-the controller of the current mode first.
+The window builds what every capability shares and knows none of them: it discovers
+the features (app/features), makes one controller per registered class in their
+``order`` (and a generic one per registered capability with no controller), makes a
+menu action for every capability of the registry (engine.capabilities: menu, text,
+shortcut; a mode action when its controller owns a mode of that name), hands each
+engine answer to the controller of its job kind, and passes session changes (graph,
+endpoints, mode, hierarchy, tree, route, Esc) to all of them as hooks; requests
+between features (draw this route, set these endpoints, add a row to that box) go
+through it too. Modes are one exclusive action group; clicks on the map go to the
+controller of the current mode first.
 
 Layout: the map in the middle; the side panel is a fixed dock on the right that spans
 the window's full height, so the charts' docks at the bottom sit under the map only
@@ -27,7 +30,8 @@ from engine import capabilities
 from app import errors
 from app import features
 from app.feature import CONTROLLERS, GenericController, controller_classes
-from app.engine_thread import CANCEL, EngineClient
+from app.engine_thread import EngineClient
+from engine.capabilities import CANCEL
 from app.map_view import MapView
 from app.session import Session
 from app.widgets import ErrorBanner, JobProgress, SidePanel
@@ -35,6 +39,7 @@ from app.widgets import ErrorBanner, JobProgress, SidePanel
 
 PANEL_WIDTH = 350          # the side panel's width at start (it may be dragged 320-440)
 DOCK_MIN_HEIGHT = 200      # a bottom dock's charts stay legible down to this
+BASE_MODE = "route"        # the mode the window opens in, and goes back to when one is switched off
 
 
 class MainWindow(QMainWindow):
@@ -58,6 +63,8 @@ class MainWindow(QMainWindow):
         self._modes = QActionGroup(self)
         self._modes.setExclusionPolicy(QActionGroup.ExclusionPolicy.ExclusiveOptional)   # T again: routes
         self._mode_actions: dict[str, QAction] = {}
+        self._capability_actions: dict[str, QAction] = {}
+        self._box_columns: dict = {}                  # name -> a box's column others extend
         self._actions: list[QAction] = []             # every action made, in order
         self._sections: dict = {}                     # controller -> its side-panel sections
         self.panel = SidePanel()
@@ -65,7 +72,7 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self._build_controllers()
         self._build_layout()
-        self.set_mode("route")
+        self.set_mode(BASE_MODE)
         self._connect()
         self._slot_errors = errors.SlotErrors(self._slot_failed.emit).install()   # undone on close
 
@@ -100,7 +107,7 @@ class MainWindow(QMainWindow):
         features.discover()
         makers = [*controller_classes(), *(partial(GenericController, capability=c)
                                            for c in capabilities.all_capabilities()
-                                           if c.menu and c.name not in CONTROLLERS)]
+                                           if c.name not in CONTROLLERS)]
         for make in makers:
             first_section, first_action = len(self.panel.sections), len(self._actions)
             controller = make(self)
@@ -110,6 +117,8 @@ class MainWindow(QMainWindow):
             for action in self._actions[first_action:]:     # using a capability opens its box
                 action.triggered.connect(partial(self._open_sections, sections))
                 action.toggled.connect(lambda on, s=sections: on and self._open_sections(s))
+        for c in capabilities.all_capabilities():   # every one on the menus, asked for or not
+            self.capability_action(c.name)
         file_menu = self.menu("&File")
         file_menu.addSeparator()
         self.add_action(file_menu, "&Quit", QKeySequence.Quit, self.close)
@@ -167,11 +176,21 @@ class MainWindow(QMainWindow):
         return action
 
     def capability_action(self, name: str) -> QAction:
-        """The menu action of registered capability ``name``: its menu, label and
-        shortcut from the registry; it triggers the controller of that kind."""
+        """The menu action of registered capability ``name`` (made on the first call: a
+        controller asks for it where its menu should list it): its menu, text and
+        shortcut from the registry. A capability whose controller owns a mode of its
+        name gets that mode's action; any other triggers its controller."""
+        if name in self._capability_actions:
+            return self._capability_actions[name]
         c = capabilities.get(name)
-        return self.add_action(self.menu(c.menu), c.label, c.shortcut,
-                               lambda: self._owners[name].trigger(name), needs_graph=True)
+        menu = self.menu(c.menu)
+        if name in getattr(CONTROLLERS.get(name), "modes", {}):
+            action = self.add_mode_action(name, menu, c.action_text, c.shortcut)
+        else:
+            action = self.add_action(menu, c.action_text, c.shortcut,
+                                     lambda: self._owners[name].trigger(name), needs_graph=True)
+        self._capability_actions[name] = action
+        return action
 
     def add_mode_action(self, mode: str, menu, text: str, shortcut: str,
                         needs_hierarchy: bool = False) -> QAction:
@@ -245,6 +264,24 @@ class MainWindow(QMainWindow):
     def endpoints_changed(self, which: str, live: bool = False) -> None:
         self.broadcast("endpoints_changed", which, live)
 
+    def owns_endpoints(self, mode: str) -> bool:
+        """Is ``mode`` one whose feature answers the endpoints its own way (no route drawn)?"""
+        return any(c.owns_endpoints and mode in c.modes for c in self.controllers)
+
+    def show_route(self, route, text: str, error: bool = False) -> None:
+        self.broadcast("show_route", route, text, error)
+
+    def put_endpoints(self, source: int | None, target: int | None) -> None:
+        self.broadcast("put_endpoints", source, target)
+
+    def extend_box(self, name: str, widget: QWidget) -> None:
+        """Put ``widget`` at the end of the side-panel box that was offered as ``name``."""
+        self._box_columns[name].addWidget(widget)
+
+    def offer_box(self, name: str, column) -> None:
+        """Let other features add their rows to a box's ``column`` (a QVBoxLayout)."""
+        self._box_columns[name] = column
+
     def clear(self) -> None:
         """Esc: no start, no destination, no route, no tree, no inspected node."""
         self.broadcast("cleared")
@@ -263,7 +300,7 @@ class MainWindow(QMainWindow):
         if on and mode != self.session.mode:
             self.set_mode(mode)
         elif not on and not any(a.isChecked() for a in self._mode_actions.values()):
-            self.set_mode("route")                    # a mode switched off goes back to routes
+            self.set_mode(BASE_MODE)                  # a mode switched off goes back to routes
 
     def apply_colouring(self) -> None:
         """The map's colours: what the session says, painted by its controller."""

@@ -1,7 +1,7 @@
 """What the window shows, with no Qt (an import-linter contract keeps it so).
 
 One ``Session`` per window: the graph and its drawing, the route's endpoints, the
-mode clicks act in, and the current results (route, tree, hierarchy, comparison).
+mode clicks act in, and the current results (route, tree, hierarchy, CRP metric).
 Controllers change it and draw from it; tests read it.
 """
 from __future__ import annotations
@@ -38,7 +38,6 @@ class Session:
     ghost: ShownRoute | None = None   # the route before the last metric change, drawn faint
     tree: object = None           # engine.capabilities.tree.TreeAnswer on the map
     tree_bins: object = None      # app.features.tree.distance_bins.DistanceBins of that tree
-    comparison: object = None     # engine.sssp.compare.Comparison last shown
     hierarchy: object = None      # engine.ch.Hierarchy in use
     level_bins: object = None     # app.features.hierarchy.level_bins.LevelBins of that hierarchy
     levels_on: bool = False       # colour by level asked for

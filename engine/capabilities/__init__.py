@@ -1,13 +1,23 @@
 """The capability registry: every engine capability the program offers is one entry.
 
 An entry names the capability, its label, its parameters (which become the command
-line's arguments and the window's inputs), what it returns, and how it runs on a
-``Workspace``. ``app/cli.py`` builds its subcommands from this registry, and the
-window builds its menus and dispatches its engine jobs from it; a new capability is
-engine modules + ``register(Capability(...))`` + (optionally) one app controller.
+line's arguments and the window's inputs), how it runs on a ``Workspace`` and how its
+jobs supersede each other (``policy``, ``lane``). ``app/cli.py`` builds its
+subcommands from this registry, and the window builds its menus and dispatches its
+engine jobs from it. Capabilities are discovered, not listed: every module of this
+package (and of any folder appended to its ``__path__``, and of the
+``routelab.capabilities`` entry points) is imported, and registers its own. A new
+capability is engine modules + one module here with ``register(Capability(...))`` +
+(optionally) one feature folder in ``app/features/``. Hidden capabilities are the
+window's own jobs (load a graph, open or save a file): the same job channel, no
+command line or menu.
 """
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
+import pkgutil
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -35,20 +45,39 @@ class Param:
         return tuple(self.choices() if callable(self.choices) else (self.choices or ()))
 
 
+QUEUE = "queue"     # interactive: one job in flight, only the newest of the others waits
+CANCEL = "cancel"   # long: a newer job cancels the running one, whose answers are dropped
+EVERY = "every"     # every job runs and answers (saves)
+POLICIES = (QUEUE, CANCEL, EVERY)
+
+
 @dataclass(frozen=True)
 class Capability:
     name: str                      # command-line subcommand and engine job kind
-    label: str                     # menu text, e.g. "Shortest-path tree"
+    label: str                     # what people read: menu text, job label ("Shortest-path tree")
     help: str                      # one line for --help
     params: tuple[Param, ...]
     run: Callable                  # run(workspace, params: dict, ctx: JobContext) -> result
-    result_kind: str               # "route", "tree", "hierarchy", "comparison", "report"
-    to_json: Callable              # to_json(workspace, params, result) -> dict (file ids, raw integers)
-    to_text: Callable              # to_text(json_dict) -> str, what the command line prints
-    menu: str = ""                 # window menu it appears in; "" keeps it off the menus
+    to_json: Callable | None = None    # to_json(workspace, params, result) -> dict (file ids, raw integers)
+    to_text: Callable | None = None    # to_text(json_dict) -> str, what the command line prints
+    order: int = 100               # place on the command line and in the menus
+    menu: str = "&Tools"           # window menu its action appears in
+    menu_text: str = ""            # its menu action's text (default: the label)
     shortcut: str = ""             # window shortcut of its menu action
+    policy: str = CANCEL           # how a newer job treats the older ones of its lane
+    lane: str = ""                 # jobs that supersede each other (default: its own name)
+    hidden: bool = False           # the window's own job: not on the command line or the menus
+    makes_graph: bool = False      # run(backend, params, ctx) -> NewGraph: the engine adopts its workspace
     needs_backend: bool = True     # False: runs on the CPU alone (no device is chosen)
     record_text: Callable | None = None   # record_text(record) -> str: progress lines on the command line
+
+    @property
+    def job_lane(self) -> str:
+        return self.lane or self.name
+
+    @property
+    def action_text(self) -> str:
+        return self.menu_text or self.label
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -69,6 +98,12 @@ def register(capability: Capability) -> Capability:
         if p.type not in PARAM_TYPES:
             raise TypeError(f"{capability.name}.{p.name}: parameter type {p.type!r} "
                             f"is not one of int, float, str, bool")
+    if capability.policy not in POLICIES:
+        raise ValueError(f"{capability.name}: policy {capability.policy!r} is not one of "
+                         f"{', '.join(POLICIES)}")
+    if not capability.hidden and (capability.to_json is None or capability.to_text is None):
+        raise ValueError(f"{capability.name}: a capability on the command line needs to_json "
+                         f"and to_text")
     _registry[capability.name] = capability
     return capability
 
@@ -78,32 +113,35 @@ def unregister(name: str) -> None:
 
 
 def get(name: str) -> Capability:
-    _load_builtins()
+    discover()
     try:
         return _registry[name]
     except KeyError:
         raise KeyError(f"unknown capability {name!r}; known: {', '.join(_registry)}") from None
 
 
-BUILTINS = ("info", "route", "tree", "compare", "contract", "partition", "customize", "csp",
-            "isochrone")
+def all_capabilities(hidden: bool = False) -> list[Capability]:
+    """Every registered capability in the order of their ``order`` (then their names);
+    the hidden ones (the window's own jobs) only when asked for."""
+    discover()
+    return sorted((c for c in _registry.values() if hidden or not c.hidden),
+                  key=lambda c: (c.order, c.name))
 
 
-def all_capabilities() -> list[Capability]:
-    """Every registered capability: the built-ins in a fixed order, then the others in
-    registration order (whichever module happened to be imported first)."""
-    _load_builtins()
-    rank = {name: i for i, name in enumerate(BUILTINS)}
-    return sorted(_registry.values(), key=lambda c: rank.get(c.name, len(rank)))
+ENTRY_POINT_GROUP = "routelab.capabilities"
+_entry_points_loaded = False
 
 
-_builtins_loaded = False
-
-
-def _load_builtins() -> None:
-    """Import the built-in entries once (each module registers itself)."""
-    global _builtins_loaded
-    if not _builtins_loaded:
-        _builtins_loaded = True
-        from engine.capabilities import (info, route, tree, compare, contract,  # noqa: F401
-                                         partition, customize, csp, isochrone)  # (BUILTINS)
+def discover() -> None:
+    """Import every module on this package's ``__path__`` not imported yet (each one
+    registers its capabilities; a folder appended to ``__path__`` is scanned too), and
+    once, the modules named by the ``routelab.capabilities`` entry points of installed
+    distributions."""
+    global _entry_points_loaded
+    for module in pkgutil.iter_modules(__path__, __name__ + "."):
+        if module.name not in sys.modules and not module.name.rsplit(".", 1)[-1].startswith("_"):
+            importlib.import_module(module.name)
+    if not _entry_points_loaded:
+        _entry_points_loaded = True
+        for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            entry.load()

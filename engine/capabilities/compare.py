@@ -30,5 +30,5 @@ def text(r: dict) -> str:
 
 COMPARE = register(Capability(
     name="compare", label="Compare SSSP methods", help="time every SSSP method against the reference",
-    params=(SOURCE, METRIC), run=compare, result_kind="comparison", to_json=to_json, to_text=text,
-    menu="&Tree", shortcut="C"))
+    params=(SOURCE, METRIC), run=compare, to_json=to_json, to_text=text,
+    order=40, menu="&Tree", shortcut="C"))

@@ -65,5 +65,5 @@ CONTRACT = register(Capability(
                   "more than the node count means no levels (the whole graph is the core)"),
             Param("C", float, DEFAULT_C, f"share of live nodes that are candidates, {MIN_C}..1"),
             Param("out", str, None, "write the hierarchy here (.rlh)", file=True)),
-    run=build, result_kind="hierarchy", to_json=to_json, to_text=text, record_text=level_text,
-    menu="&Hierarchy", shortcut="Ctrl+K"))
+    run=build, to_json=to_json, to_text=text, record_text=level_text,
+    order=50, menu="&Hierarchy", shortcut="Ctrl+K"))

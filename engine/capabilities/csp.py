@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from engine.capabilities import Capability, Param, register
+from engine.capabilities import QUEUE, Capability, Param, register
 from engine.capabilities.common import GEOJSON, GPX, SOURCE, TARGET, file_ids
 from engine.export import write_path, written_lines
 from engine.core.units import Unit, parse_amounts, unit_of
@@ -221,4 +221,5 @@ CSP = register(Capability(
                   "query restarts with it (after as many labels as the graph has nodes, 4x "
                   "on a GPU), always, or never", choices=lagrangian_policies),
             GEOJSON, GPX),
-    run=run, result_kind="csp", to_json=to_json, to_text=text))
+    run=run, to_json=to_json, to_text=text,
+    order=80, menu="&Route", menu_text="&Cost-budgeted path mode", shortcut="B", policy=QUEUE))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from engine.capabilities import Capability, Param, register
+from engine.capabilities import QUEUE, Capability, Param, register
 from engine.capabilities.common import (DECODER, DECODER_TEXT, PARTITION, decoder_for, text_lines,
                                         use_partition_file)
 from engine.io.atomic import atomic_write
@@ -49,4 +49,5 @@ CUSTOMIZE = register(Capability(
     name="customize", label="Customize (CRP)", help="cost the CRP overlay for a metric decoder",
     params=(PARTITION, DECODER, DECODER_TEXT, Param("out", str, None, "write the timing report here (JSON)",
                                       file=True)),
-    run=run, result_kind="customization", to_json=to_json, to_text=text, record_text=level_text))
+    run=run, to_json=to_json, to_text=text, record_text=level_text,
+    order=70, menu="&Metric", menu_text="Show the metric &editor", shortcut="M", policy=QUEUE))

@@ -70,5 +70,6 @@ INFO = register(Capability(
     name="info", label="Graph information", help="describe a graph",
     params=(Param("partition", str, None, "also report this CRP partition (.rlp): cells "
                   "and boundary arcs per level", file=True),),
-    run=describe, result_kind="report", to_json=lambda ws, params, result: dict(result),
-    to_text=text, needs_backend=False))
+    run=describe, to_json=lambda ws, params, result: dict(result),
+    to_text=text, needs_backend=False,
+    order=10, menu="&File", menu_text="Graph &information", shortcut="Ctrl+I"))

@@ -102,4 +102,5 @@ ISOCHRONE = register(Capability(
                   "length, 10-150 m)"),
             Param("geojson", str, None, "write the areas as a GeoJSON FeatureCollection",
                   file=True)),
-    run=run, result_kind="isochrone", to_json=to_json, to_text=text))
+    run=run, to_json=to_json, to_text=text,
+    order=90, menu="&Tree", menu_text="&Service area of the tree"))

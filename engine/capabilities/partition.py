@@ -71,4 +71,5 @@ PARTITION = register(Capability(
                   "'none' for none (default: 5 below the lowest query level)"),
             Param("seed", int, 0, "METIS seed (the same seed gives the same cells)"),
             Param("out", str, None, "write the partition here (.rlp)", file=True)),
-    run=build, result_kind="partition", to_json=to_json, to_text=text, needs_backend=False))
+    run=build, to_json=to_json, to_text=text, needs_backend=False,
+    order=60, menu="&Metric", menu_text="&Partition (CRP)"))

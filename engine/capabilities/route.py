@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from engine.capabilities import Capability, register
+from engine.capabilities import QUEUE, Capability, register
 from engine.capabilities.common import (DECODER, DECODER_TEXT, GEOJSON, GPX, HIERARCHY, METRIC,
                                         PARTITION, SOURCE, TARGET, decoder_for, file_ids,
                                         use_hierarchy_file, use_partition_file)
@@ -133,5 +133,6 @@ def _turn_lines(r: dict) -> list[str]:
 ROUTE = register(Capability(
     name="route", label="Route", help="shortest path between two nodes",
     params=(SOURCE, TARGET, METRIC, HIERARCHY, PARTITION, DECODER, DECODER_TEXT, GEOJSON, GPX),
-    run=route, result_kind="route",
-    to_json=to_json, to_text=text, needs_backend=False))
+    run=route, to_json=to_json, to_text=text, needs_backend=False,
+    order=20, menu="&Route", menu_text="&Route mode: start and destination by clicks", shortcut="R",
+    policy=QUEUE))

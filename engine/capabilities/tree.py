@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.capabilities import Capability, Param, register
+from engine.capabilities import QUEUE, Capability, Param, register
 from engine.capabilities.common import HIERARCHY, METRIC, SOURCE, text_lines, use_hierarchy_file
 from engine.export import written_lines
 from engine.core.paths import ShortestPathTree
@@ -41,16 +41,12 @@ class TreeAnswer:
 
 def shortest_path_tree(workspace, params: dict, ctx) -> TreeAnswer:
     use_hierarchy_file(workspace, params)
-    source, metric = int(params["source"]), params.get("metric")
     method = params.get("method") or "auto"
-    if method == PHAST or (params.get("hierarchy") and method == "auto"):
-        answer = _phast_tree(workspace, source, metric, bool(params.get("per_level")))
-    else:
-        query = workspace.tree_query(metric)
-        workspace.warm_once(("tree", query.metric, method), lambda: query.tree(source, method))
-        r = query.tree(source, method)
-        answer = TreeAnswer(r.tree, r.method, method_label(r.method), workspace.backend.describe(),
-                            r.compute_ms, r.total_ms, r.stats)
+    if params.get("hierarchy"):             # a hierarchy given: "auto" means its query
+        method = AUTO_WITH_HIERARCHY.get(method, method)
+    run = ON_HIERARCHY.get(method, _direct_tree)
+    answer = run(workspace, int(params["source"]), params.get("metric"), method,
+                 bool(params.get("per_level")))
     if params.get("out"):
         _save_tree(workspace.graph, answer.tree, params["out"])
     _export_tree(workspace.graph, answer.tree, params)
@@ -68,12 +64,26 @@ def _export_tree(graph, tree: ShortestPathTree, params: dict) -> None:
         csv.write_tree(params["csv"], graph, tree, unit)
 
 
-def _phast_tree(workspace, source: int, metric, per_level: bool) -> TreeAnswer:
+def _direct_tree(workspace, source: int, metric, method: str, per_level: bool) -> TreeAnswer:
+    """A direct SSSP method of engine.sssp on the backend (no preprocessing)."""
+    query = workspace.tree_query(metric)
+    workspace.warm_once(("tree", query.metric, method), lambda: query.tree(source, method))
+    r = query.tree(source, method)
+    return TreeAnswer(r.tree, r.method, method_label(r.method), workspace.backend.describe(),
+                      r.compute_ms, r.total_ms, r.stats)
+
+
+def _phast_tree(workspace, source: int, metric, method: str, per_level: bool) -> TreeAnswer:
     query = workspace.phast_query(metric)
     workspace.warm_once(("phast", id(query)), lambda: query.tree(source, per_level))
     r = query.tree(source, per_level)
     return TreeAnswer(r.tree, PHAST, PHAST_LABEL, workspace.backend.describe(), r.compute_ms,
                       r.total_ms, {}, r.level_ms)
+
+
+# The tree methods that run on a contraction hierarchy (any other is a direct method).
+ON_HIERARCHY = {PHAST: _phast_tree}
+AUTO_WITH_HIERARCHY = {"auto": PHAST}
 
 
 def _save_tree(graph, tree: ShortestPathTree, out: str) -> None:
@@ -117,4 +127,6 @@ TREE = register(Capability(
                   "parent)", file=True),
             Param("csv", str, None, "write node_id, distance, parent (and lon, lat) as CSV",
                   file=True)),
-    run=shortest_path_tree, result_kind="tree", to_json=to_json, to_text=text))
+    run=shortest_path_tree, to_json=to_json, to_text=text,
+    order=30, menu="&Tree", menu_text="&Tree mode: shortest-path tree from a click", shortcut="T",
+    policy=QUEUE))

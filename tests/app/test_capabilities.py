@@ -77,7 +77,7 @@ def echo():
         name="echo_test", label="Echo (test)", help="a throwaway capability for the tests",
         params=(Param("source", int, None, "node", flag="--from", required=True, node=True),
                 Param("times", int, 3, "how many times")),
-        run=_echo_run, result_kind="report", to_json=_echo_json, to_text=_echo_text,
+        run=_echo_run, to_json=_echo_json, to_text=_echo_text,
         menu="&Echo", shortcut="Ctrl+Shift+E"))
     yield capability
     capabilities.unregister("echo_test")

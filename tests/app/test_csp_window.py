@@ -15,7 +15,7 @@ from engine.generate.network import generate_road_network
 from engine.core.graph import RoadGraph
 from engine.core.paths import Unreachable
 from engine.core.polylines import route_polyline
-from app.features.csp.controller import BudgetScale
+from app.features.csp.budget import BudgetScale
 from app.features.csp.charts import metric_text
 from tests.app.helpers import click_node, grid_graph, load_graph, node_viewport_pos
 

@@ -99,7 +99,7 @@ def test_registry_register_and_unregister():
     assert names[:5] == ["info", "route", "tree", "compare", "contract"]
     extra = Capability("echo_count", "Count nodes", "print the node count",
                        (Param("times", int, 1, "how often"),),
-                       run=lambda ws, p, ctx: ws.graph.num_nodes * p["times"], result_kind="report",
+                       run=lambda ws, p, ctx: ws.graph.num_nodes * p["times"],
                        to_json=lambda ws, p, r: {"count": r}, to_text=lambda r: str(r["count"]))
     capabilities.register(extra)
     try:
@@ -110,4 +110,4 @@ def test_registry_register_and_unregister():
         capabilities.get("echo_count")
     with pytest.raises(TypeError, match="parameter type"):
         capabilities.register(Capability("bad", "Bad", "", (Param("x", list),), run=None,
-                                         result_kind="report", to_json=None, to_text=None))
+                                         to_json=None, to_text=None))

@@ -45,8 +45,8 @@ class CrpController(Controller):
         self.chart_dock = window.add_dock("crp_chart", "Customization", self.chart)
         self.cells = CellOverlay(self.map_view)
         menu = window.menu("&Metric")
-        window.add_action(menu, "&Partition (CRP)", "", self.partition, needs_graph=True)
-        window.add_action(menu, "Show the metric &editor", "M", lambda: window.show_dock(self.dock))
+        window.capability_action("partition")
+        window.capability_action("customize")          # the editor is where customizing starts
         window.add_mode_action("cells", menu, "&Cells mode: inspect partition cells", "P")
         window.add_painter("cells", self._paint_cells)
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
@@ -60,7 +60,12 @@ class CrpController(Controller):
         p.routes_box.toggled.connect(self._on_routes_toggled)
         p.level_combo.currentIndexChanged.connect(self._on_level_chosen)
         p.route_levels_box.toggled.connect(lambda on: self._show_route_levels())
-        window.controller("route").shown.connect(lambda route: self._show_route_levels())
+
+    def route_changed(self, route) -> None:
+        self._show_route_levels()
+
+    def trigger(self, capability: str) -> None:
+        {"partition": self.partition, "customize": lambda: self.window.show_dock(self.dock)}[capability]()
 
     # ------------------------------------------------------------ the graph
     def graph_changed(self) -> None:
@@ -112,19 +117,21 @@ class CrpController(Controller):
 
     # ---------------------------------------------------------- job answers
     def on_record(self, job, record) -> None:
-        if job.kind == "customize":
-            self.chart.add_level(record)
+        self.chart.add_level(record)        # a customization's level (a partition sends none)
 
     def on_result(self, job, result) -> None:
-        if job.kind == "partition":
-            self._partitioned = True
-            s = result.summary(self.session.graph)
-            self.panel.set_levels(s["levels"], s["mezzanine"])
-            self.panel.say(f"{s['levels']} levels, {s['cells'][-1]:,} top cells, partitioned "
-                           f"in {s['partition_ms'] / 1000:.1f} s; " + grey("customizing…"))
-            self._customize()
-            return
-        self._adopt_metric(job, result)
+        {"partition": self._adopt_partition, "customize": self._adopt_metric}[job.kind](job, result)
+
+    def on_error(self, job, message: str) -> None:
+        {"partition": self._partition_failed, "customize": self._customize_failed}[job.kind](job, message)
+
+    def _adopt_partition(self, job, result) -> None:
+        self._partitioned = True
+        s = result.summary(self.session.graph)
+        self.panel.set_levels(s["levels"], s["mezzanine"])
+        self.panel.say(f"{s['levels']} levels, {s['cells'][-1]:,} top cells, partitioned "
+                       f"in {s['partition_ms'] / 1000:.1f} s; " + grey("customizing…"))
+        self._customize()
 
     def _adopt_metric(self, job, metric) -> None:
         s = self.session
@@ -142,13 +149,13 @@ class CrpController(Controller):
         self.metric_shown.emit(metric)
         self.window.endpoints_changed("metric")
 
-    def on_error(self, job, message: str) -> None:
-        if job.kind == "customize":
-            self.panel.say(red(f"{job.label} failed: {message}") + "<br>" + self._keeps())
-            self.metric_failed.emit(message)
-        else:
-            self.panel.say(red(f"{job.label} failed: {message}"))
-            self.window.show_error(f"{job.label} failed: {message}")
+    def _customize_failed(self, job, message: str) -> None:
+        self.panel.say(red(f"{job.label} failed: {message}") + "<br>" + self._keeps())
+        self.metric_failed.emit(message)
+
+    def _partition_failed(self, job, message: str) -> None:
+        self.panel.say(red(f"{job.label} failed: {message}"))
+        self.window.show_error(f"{job.label} failed: {message}")
 
     # ------------------------------------------------------------ the cells
     def _on_level_chosen(self, index: int) -> None:

@@ -25,40 +25,18 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 from engine.core.polylines import route_polyline
 
 from app import map_style as style
-from app.feature import Controller, register_controller
+from app.feature import PATH_FORMATS, Controller, Exportable, path_writer, register_controller
+from app.features.csp.budget import BudgetScale
 from app.features.csp.charts import LEAST_COST_COLOR, PATH_COLOR, SHORTEST_COLOR, CspCharts, metric_text
 from app.widgets import grey, legend_table, red, selectable_label
 
 HINT = ("Cost-budgeted path mode: click a start, then a destination · drag the budget slider · "
         "click a Pareto point: its path · Shift+click: move start · Esc: clear · B: back to routes")
 RANGE_BUDGET = 2**62     # the bounds answer it at once: least cost and shortest path's cost
-MAX_STEPS = 1000         # a wider budget range is mapped linearly onto this many slider steps
 DEBOUNCE_MS = 16         # about one frame
 WORKING = (grey("finding the least cost and the shortest path…"), grey("searching…"))
 PATH_WIDTH = 6.0
 REF_WIDTH = 2.5
-
-
-class BudgetScale:
-    """Slider value -> budget: -1 is one unit below the least cost (no path), 0..steps
-    span [least, shortest] in integer budget units (linearly when wider than MAX_STEPS)."""
-
-    def __init__(self, least: int, shortest: int) -> None:
-        self.least, self.shortest = least, max(shortest, least)
-        self.steps = min(self.shortest - self.least, MAX_STEPS)
-
-    def budget(self, value: int) -> int:
-        if value < 0:
-            return self.least - 1
-        if self.steps == 0:
-            return self.least
-        return self.least + round(value * (self.shortest - self.least) / self.steps)
-
-    def value(self, budget: int) -> int:
-        if budget < self.least:
-            return -1
-        span = self.shortest - self.least
-        return self.steps if span == 0 else round(min(budget - self.least, span) * self.steps / span)
 
 
 @register_controller
@@ -66,13 +44,13 @@ class CspController(Controller):
     order = 60
     kinds = ("csp",)
     modes = {"csp": HINT}
+    owns_endpoints = True        # the endpoints ask for cost-budgeted paths, not routes
     shown = Signal(object)       # CspResult drawn, or None
     failed = Signal(str)         # the engine's message (no path within the budget, ...)
 
     def __init__(self, window) -> None:
         super().__init__(window)
-        menu = window.menu("&Route")
-        self.mode_action = window.add_mode_action("csp", menu, "&Cost-budgeted path mode", "B")
+        self.mode_action = window.capability_action("csp")
         self.box = self._build_box()
         window.add_panel(self.box)
         self.charts = CspCharts()
@@ -340,6 +318,18 @@ class CspController(Controller):
             xy = np.zeros((0, 2)) if arcs is None or d is None else \
                 route_polyline(d.points, self.session.graph, arcs)
             c.setData(x=xy[:, 0], y=xy[:, 1])
+
+    def exportables(self) -> list[Exportable]:
+        if self.session.mode != "csp" or self.result is None:
+            return []
+        return [Exportable("csp", PATH_FORMATS, self._writer, rank=10)]
+
+    def _writer(self, path, ext: str):
+        from engine.capabilities.csp import csp_export
+        g, r = self.session.graph, self.result
+        minimize, budget_metric = self.metrics()
+        return path_writer(g, r.path, path, ext, csp_export(
+            g, r, minimize, budget_metric, f"label-setting ({r.backend})"))
 
     def _show(self, r) -> None:
         """Draw CspResult ``r`` (None: no constrained path) and say what it is."""

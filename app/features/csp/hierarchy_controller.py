@@ -92,18 +92,20 @@ class CspHierarchyController(Controller):
 
     # -------------------------------------------------------------- answers
     def on_result(self, job, answer) -> None:
-        """A hierarchy built or opened (``answer``: its metrics and summary), or saved
-        (``answer``: the path)."""
-        if job.kind == "save_csp_hierarchy":
-            self.window.statusBar().showMessage(f"Saved {answer}", 5000)
-        else:
-            metrics = tuple(answer["metrics"])
-            self.summaries[metrics] = answer["summary"]
-            if metrics == self.csp.metrics():
-                self.row.use_check.setChecked(True)          # asked for: used at once
-            self.window.statusBar().showMessage(f"Bi-criteria hierarchy ready: "
-                                                f"{answer['summary']}", 8000)
+        {"csp_hierarchy": self._adopt, "open_csp_hierarchy": self._adopt,
+         "save_csp_hierarchy": self._saved}[job.kind](answer)
         self._show_state()
+
+    def _adopt(self, answer: dict) -> None:
+        """A hierarchy built or opened: its metrics and summary."""
+        metrics = tuple(answer["metrics"])
+        self.summaries[metrics] = answer["summary"]
+        if metrics == self.csp.metrics():
+            self.row.use_check.setChecked(True)          # asked for: used at once
+        self.window.statusBar().showMessage(f"Bi-criteria hierarchy ready: {answer['summary']}", 8000)
+
+    def _saved(self, path: str) -> None:
+        self.window.statusBar().showMessage(f"Saved {path}", 5000)
 
     def on_error(self, job, message: str) -> None:
         self._show_state()

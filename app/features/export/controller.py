@@ -1,6 +1,8 @@
-"""File ▸ Export…: what the map shows, in a field-standard format (engine.export): the
+"""File ▸ Export…: what the map shows, in a field-standard format (engine.export). Each
+feature says what it shows that can be exported (``Controller.exportables``: the
 route or the cost-budgeted path as GeoJSON or GPX, the tree as GeoJSON points or CSV,
-the service area as GeoJSON polygons. The file name's extension chooses the format;
+the service area as GeoJSON polygons); this one asks them all, never their widgets.
+The file name's extension chooses the format;
 ``export_to(path)`` does the work without the dialog (tests, scripts); the menu's
 export writes on the engine thread (a whole tree of NY takes a second)."""
 from __future__ import annotations
@@ -10,20 +12,10 @@ from pathlib import Path
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog
 
-from engine.export import write_path
-from engine.core.units import Unit, unit_of
-
-from app.feature import Controller, register_controller
+from app.feature import Controller, Exportable, register_controller
 from app.errors import describe
 
 NOTHING = "Nothing to export: show a route, a tree or a cost-budgeted path first."
-# What can be exported -> (dialog filter, extension) per format, the first the default.
-FORMATS = {
-    "route": (("GeoJSON line (*.geojson)", ".geojson"), ("GPX track (*.gpx)", ".gpx")),
-    "csp": (("GeoJSON line (*.geojson)", ".geojson"), ("GPX track (*.gpx)", ".gpx")),
-    "tree": (("GeoJSON, a point per node (*.geojson)", ".geojson"), ("CSV, a row per node (*.csv)", ".csv")),
-    "service_area": (("Service area, GeoJSON polygons (*.geojson)", ".geojson"),),
-}
 
 
 @register_controller
@@ -38,37 +30,26 @@ class ExportController(Controller):
                                         self.choose_file, needs_graph=True)
 
     # ---------------------------------------------------------------- what
+    def available(self) -> dict[str, Exportable]:
+        """What the features show now that can be exported, the most specific first
+        (each feature says what it shows: ``Controller.exportables``)."""
+        found = [e for c in self.window.controllers for e in c.exportables()]
+        return {e.name: e for e in sorted(found, key=lambda e: -e.rank)}
+
     def shown(self) -> list[str]:
-        """What the map shows that can be exported, the most specific first."""
-        s, found = self.session, []
-        if s.mode == "tree" and s.tree is not None:
-            if self._service_area() is not None:
-                found.append("service_area")
-            found.append("tree")
-        if s.mode == "csp" and self._csp() is not None:
-            found.append("csp")
-        if s.route is not None and s.mode != "csp":
-            found.append("route")
-        return found
-
-    def _csp(self):
-        c = self.window.controller("csp")
-        return None if c is None else c.result
-
-    def _service_area(self):
-        c = self.window.controller("isochrone")
-        return None if c is None else c.answer
+        return list(self.available())
 
     # --------------------------------------------------------------- dialog
     def choose_file(self) -> None:
-        shown = self.shown()
+        shown = self.available()
         if not shown:
             self.window.show_error(NOTHING)
             return
-        what = "tree" if shown[0] == "service_area" else shown[0]   # the tree first, its areas offered
-        filters = [(f, w) for w in (what, *shown) for f, _ in FORMATS[w]]
+        first = next(iter(shown.values()))
+        what = first.offered_with or first.name     # a tree's areas are offered with the tree
+        filters = [(f, w) for w in (what, *shown) for f, _ in shown[w].formats]
         filters = list(dict.fromkeys(filters))
-        name = f"{self.session.file_stem()}-{what.replace('_', '-')}{FORMATS[what][0][1]}"
+        name = f"{self.session.file_stem()}-{what.replace('_', '-')}{shown[what].formats[0][1]}"
         path, chosen = QFileDialog.getSaveFileName(self.window, "Export", name,
                                                    ";;".join(f for f, _ in filters))
         if path:
@@ -100,55 +81,22 @@ class ExportController(Controller):
         """A function that writes what is shown (or ``what``) to ``path`` in the format its
         extension names and returns a line saying what it wrote. Raises ValueError when
         there is nothing to export or the format does not fit."""
-        shown = self.shown()
+        shown = self.available()
         if not shown:
             raise ValueError(NOTHING)
-        what = what or next(w for w in shown if w != "service_area")
+        what = what or next(w for w, e in shown.items() if not e.offered_with)
         if what not in shown:
             raise ValueError(f"there is no {what.replace('_', ' ')} on the map to export")
         ext = Path(path).suffix.lower()
-        exts = [e for _, e in FORMATS[what]]
+        exts = [e for _, e in shown[what].formats]
         if ext == ".json":
             ext = ".geojson"
         if ext not in exts:
             raise ValueError(f"a {what.replace('_', ' ')} is exported as {' or '.join(exts)}, "
                              f"not {Path(path).suffix or 'a file without extension'}")
-        write = getattr(self, f"_{what}_writer")(path, ext)     # reads the session here, now
+        write = shown[what].writer(path, ext)     # reads the session here, now
 
         def run() -> str:
             write()
             return f"the {what.replace('_', ' ')} to {path}"
         return run
-
-    # Each returns a function of no arguments that writes: what it needs is read now,
-    # on the window's thread, so the write can run on the engine thread.
-    def _route_writer(self, path, ext: str):
-        from engine.capabilities.route import route_export
-        g, r = self.session.graph, self.session.route
-        unit = Unit(r.turns["unit"] or "") if r.turns else unit_of(g.metric_units, r.path.metric)
-        method = r.method_label or "shortest-path tree"
-        return _path_writer(g, r.path, path, ext, route_export(g, r.path, unit, method, method))
-
-    def _csp_writer(self, path, ext: str):
-        from engine.capabilities.csp import csp_export
-        c, g = self.window.controller("csp"), self.session.graph
-        minimize, budget_metric = c.minimize_combo.currentText(), c.budget_combo.currentText()
-        return _path_writer(g, c.result.path, path, ext, csp_export(
-            g, c.result, minimize, budget_metric, f"label-setting ({c.result.backend})"))
-
-    def _tree_writer(self, path, ext: str):
-        from engine.export import csv, geojson
-        g, tree = self.session.graph, self.session.tree.tree
-        module = geojson if ext == ".geojson" else csv
-        return lambda: module.write_tree(path, g, tree, unit_of(g.metric_units, tree.metric))
-
-    def _service_area_writer(self, path, ext: str):
-        from engine.export import geojson
-        a, g = self._service_area(), self.session.graph
-        return lambda: geojson.write(path, geojson.isochrone_collection(
-            g, a.isochrones, a.tree.tree.metric, a.unit, a.tree.tree.source))
-
-
-def _path_writer(graph, path_, out, ext: str, described):
-    return lambda: write_path(graph, path_, {"geojson" if ext == ".geojson" else "gpx": out},
-                              *described)

@@ -63,9 +63,23 @@ class GraphController(Controller):
         return self.engine.submit("save_cache", {"path": str(path)}, label="Saving the cache")
 
     def on_result(self, job, result) -> None:
-        if job.kind == "save_cache":
-            self.window.statusBar().showMessage(f"Saved {result}", 5000)
-            return
+        {"load": self._adopt, "save_cache": self._saved}[job.kind](result)
+
+    def on_error(self, job, message: str) -> None:
+        {"load": self._load_failed, "save_cache": self._save_failed}[job.kind](job, message)
+
+    def _saved(self, path: str) -> None:
+        self.window.statusBar().showMessage(f"Saved {path}", 5000)
+
+    def _save_failed(self, job, message: str) -> None:
+        self.window.show_error(f"Could not save the cache: {message}")
+
+    def _load_failed(self, job, message: str) -> None:
+        kept = " The previous graph is still loaded." if self.session.graph is not None else ""
+        self.window.show_error(f"{job.label} failed: {message}.{kept}")
+
+    def _adopt(self, result) -> None:
+        """A graph made and prepared on the engine thread (engine_thread.LoadedGraph)."""
         g = result.graph
         self.window.banner.hide()
         self.session.adopt(g, result.drawing)
@@ -85,13 +99,6 @@ class GraphController(Controller):
         skipped = f" ({len(result.notes)} file(s) beside it not used: see Network)" if result.notes else ""
         self.window.statusBar().showMessage(f"Loaded {name}{skipped}", 6000)
         self.window.graph_shown.emit(g)
-
-    def on_error(self, job, message: str) -> None:
-        if job.kind == "save_cache":
-            self.window.show_error(f"Could not save the cache: {message}")
-            return
-        kept = " The previous graph is still loaded." if self.session.graph is not None else ""
-        self.window.show_error(f"{job.label} failed: {message}.{kept}")
 
     def colouring_shown(self, name: str | None) -> None:
         self.legend.setVisible(name is None)

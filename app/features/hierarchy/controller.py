@@ -68,9 +68,6 @@ class HierarchyController(Controller):
         self.overlay.arc_clicked.connect(self.unpack)
         self.map_view.add_click_handler(self.overlay.take_click)
         window.add_painter("levels", self._paint)
-        trees = window.controller("tree")
-        if trees is not None:
-            trees.tree_shown.connect(self._on_tree_shown)
 
     def _build_actions(self, window) -> None:
         menu = window.menu("&Hierarchy")
@@ -138,28 +135,40 @@ class HierarchyController(Controller):
 
     def on_result(self, job, result) -> None:
         self.panel.cancel_button.setEnabled(self.engine.running("contract"))
-        if job.kind == "save_hierarchy":
-            self.window.statusBar().showMessage(f"Saved {result}", 5000)
-            return
-        self.set_hierarchy(result)
-        if job.kind == "contract":
-            self.contract_chart.set_title(summary_line(result), "#1b5e20")
-        else:                 # an opened file: its contraction's records
-            name = os.path.basename(job.params["path"])
-            self.contract_chart.show_records(result.iterations, f"{name}: {summary_line(result)}")
-            self.window.show_dock(self.contract_dock)
-        self.window.statusBar().showMessage(f"Hierarchy ready: {summary_line(result)}", 8000)
+        {"contract": self._contracted, "open_hierarchy": self._opened,
+         "save_hierarchy": self._saved}[job.kind](job, result)
 
     def on_error(self, job, message: str) -> None:
         self.panel.cancel_button.setEnabled(self.engine.running("contract"))
-        if job.kind == "save_hierarchy":
-            self.window.show_error(f"Could not save the hierarchy: {message}")
-            return
-        what = "Contraction" if job.kind == "contract" else job.label
-        if job.kind == "contract":
-            self.contract_chart.set_title(f"Contraction failed: {message}", FAILED_COLOR)
+        {"contract": self._contract_failed, "open_hierarchy": self._open_failed,
+         "save_hierarchy": self._save_failed}[job.kind](job, message)
+
+    def _contracted(self, job, h) -> None:
+        self.set_hierarchy(h)
+        self.contract_chart.set_title(summary_line(h), "#1b5e20")
+        self.window.statusBar().showMessage(f"Hierarchy ready: {summary_line(h)}", 8000)
+
+    def _opened(self, job, h) -> None:
+        """An opened file: its contraction's records."""
+        self.set_hierarchy(h)
+        name = os.path.basename(job.params["path"])
+        self.contract_chart.show_records(h.iterations, f"{name}: {summary_line(h)}")
+        self.window.show_dock(self.contract_dock)
+        self.window.statusBar().showMessage(f"Hierarchy ready: {summary_line(h)}", 8000)
+
+    def _saved(self, job, path: str) -> None:
+        self.window.statusBar().showMessage(f"Saved {path}", 5000)
+
+    def _contract_failed(self, job, message: str) -> None:
+        self.contract_chart.set_title(f"Contraction failed: {message}", FAILED_COLOR)
+        self._open_failed(job, message, "Contraction")
+
+    def _open_failed(self, job, message: str, what: str = "") -> None:
         kept = " The previous hierarchy is still in use." if self.session.hierarchy is not None else ""
-        self.window.show_error(f"{what} failed: {message}.{kept}")
+        self.window.show_error(f"{what or job.label} failed: {message}.{kept}")
+
+    def _save_failed(self, job, message: str) -> None:
+        self.window.show_error(f"Could not save the hierarchy: {message}")
 
     def on_cancelled(self, job, message: str) -> None:
         self.panel.cancel_button.setEnabled(self.engine.running("contract"))
@@ -222,7 +231,7 @@ class HierarchyController(Controller):
         if name == "levels":                  # the map's colours need their legend in view
             self.window.panel.open(self.panel.legend, alone=False)
 
-    def _on_tree_shown(self, answer) -> None:
+    def tree_changed(self, answer) -> None:
         if answer is None or answer.level_ms is None:
             return
         lm, g = answer.level_ms, self.session.graph

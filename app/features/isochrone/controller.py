@@ -10,14 +10,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QVBoxLayout, QWidget
 
-from engine.capabilities.tree import PHAST
 from engine.core.units import unit_of
 
-from app.feature import Controller, register_controller
+from app.feature import Controller, Exportable, register_controller
 from app.map_style import COLORMAP, COLORMAP_SPAN
 from app.features.isochrone.overlay import IsochroneOverlay
 from app.widgets import FoldingLabel, grey, red, rgb
 
+FORMATS = (("Service area, GeoJSON polygons (*.geojson)", ".geojson"),)
 # Cut-offs offered first, by the kind of the tree metric's unit.
 DEFAULT_CUTOFFS = {"time": "5, 10, 15, 20 min", "length": "1, 2, 3, 4 km", "": ""}
 
@@ -33,9 +33,7 @@ class ServiceAreaController(Controller):
         self.overlay = IsochroneOverlay(self.map_view)
         self.answer = None
         self._partial = []              # bands of the running job, as they come
-        self.trees = window.controller("tree")
-        self.trees.box_column.addWidget(self._build_row())
-        self.trees.tree_shown.connect(self._on_tree_shown)
+        window.extend_box("tree", self._build_row())    # an option of the tree's box
 
     def _build_row(self) -> QWidget:
         widget = QWidget()
@@ -59,10 +57,14 @@ class ServiceAreaController(Controller):
         return widget
 
     # ------------------------------------------------------------------ hooks
+    def trigger(self, capability: str) -> None:
+        """Its menu action: the option on or off."""
+        self.check.toggle()
+
     def graph_changed(self) -> None:
         self.set_areas(None)
 
-    def _on_tree_shown(self, answer) -> None:
+    def tree_changed(self, answer) -> None:
         if answer is None:
             self.set_areas(None)
             return
@@ -92,7 +94,7 @@ class ServiceAreaController(Controller):
         self.legend.setText(grey("computing the service area…"))
         return self.engine.submit("isochrone", {
             "source": tree.tree.source, "metric": tree.tree.metric, "cutoffs": text,
-            "method": "auto" if tree.method == PHAST else tree.method}, label="Service area")
+            "method": tree.method}, label="Service area")
 
     def _current(self, job) -> bool:
         tree = self.session.tree
@@ -120,6 +122,17 @@ class ServiceAreaController(Controller):
 
     def on_cancelled(self, job, message: str) -> None:
         pass                             # a newer tree or cut-off asked for another one
+
+    def exportables(self) -> list[Exportable]:
+        if self.session.mode != "tree" or self.session.tree is None or self.answer is None:
+            return []
+        return [Exportable("service_area", FORMATS, self._writer, offered_with="tree", rank=20)]
+
+    def _writer(self, path, ext: str):
+        from engine.export import geojson
+        a, g = self.answer, self.session.graph
+        return lambda: geojson.write(path, geojson.isochrone_collection(
+            g, a.isochrones, a.tree.tree.metric, a.unit, a.tree.tree.source))
 
     # ---------------------------------------------------------------- drawing
     @staticmethod

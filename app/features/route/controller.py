@@ -13,9 +13,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QPushButton
 
 from engine.core.polylines import route_polyline
+from engine.core.units import Unit, unit_of
 
 from app import map_style as style
-from app.feature import Controller, register_controller
+from app.feature import PATH_FORMATS, Controller, Exportable, path_writer, register_controller
 from app.features.route.text import change_text, turns_text
 from app.session import ShownRoute
 from app.widgets import button_row, dot_label, grey, red, selectable_label
@@ -35,7 +36,7 @@ class RouteController(Controller):
         super().__init__(window)
         window.add_panel(self._build_box())
         menu = window.menu("&Route")
-        window.add_mode_action("route", menu, "&Route mode: start and destination by clicks", "R")
+        window.capability_action("route")
         window.add_action(menu, "&Swap start and destination", "X", self.swap)
         window.add_action(menu, "&Clear", "Esc", window.clear)
         self.map_view.marker_dragged.connect(self._on_marker_dragged)
@@ -132,8 +133,8 @@ class RouteController(Controller):
         menu.addSeparator()
 
     def _route_end(self, which: str, node: int) -> None:
-        """A context-menu route end: leaves tree mode, then routes."""
-        if self.session.mode == "tree":
+        """A context-menu route end: leaves a mode that owns the endpoints, then routes."""
+        if self.window.owns_endpoints(self.session.mode):
             self.window.set_mode("route")
         self._set_end(which, node)
 
@@ -150,15 +151,16 @@ class RouteController(Controller):
 
     def endpoints_changed(self, which: str, live: bool = False) -> None:
         """``which`` "metric" (a new metric or decoder): the route now stays as a ghost.
-        Modes that answer the endpoints their own way (tree, csp) get no route."""
-        if self.session.mode not in ("tree", "csp"):
+        Modes whose feature owns the endpoints (it answers them its own way) get no route."""
+        if not self.window.owns_endpoints(self.session.mode):
             self.request(live, before=self.session.route if which == "metric" else None)
 
     def mode_changed(self, old: str, new: str) -> None:
-        if {"tree", "csp"} & {old, new}:
+        owned_before, owned_now = self.window.owns_endpoints(old), self.window.owns_endpoints(new)
+        if owned_before or owned_now:
             self.engine.drop("route")
             self.show(None, "")
-        if old in ("tree", "csp") and new not in ("tree", "csp"):
+        if owned_before and not owned_now:
             self.request()
 
     def cleared(self) -> None:
@@ -207,6 +209,16 @@ class RouteController(Controller):
     def on_error(self, job, message: str) -> None:
         self.show(None, message, error=True)
 
+    def exportables(self) -> list[Exportable]:
+        return [] if self.session.route is None else [Exportable("route", PATH_FORMATS, self._writer)]
+
+    def _writer(self, path, ext: str):
+        from engine.capabilities.route import route_export
+        g, r = self.session.graph, self.session.route
+        unit = Unit(r.turns["unit"] or "") if r.turns else unit_of(g.metric_units, r.path.metric)
+        method = r.method_label or "shortest-path tree"
+        return path_writer(g, r.path, path, ext, route_export(g, r.path, unit, method, method))
+
     def show(self, route: ShownRoute | None, text: str, error: bool = False,
              ghost: ShownRoute | None = None) -> None:
         """Draw ``route`` (None: none) and put ``text`` in the summary; ``ghost``: the
@@ -217,4 +229,12 @@ class RouteController(Controller):
                                 None if route is None else route.path.arcs)
         self.map_view.set_ghost(None if ghost is None else ghost.xy)
         self.summary.setText(red(text) if error else text)
+        self.window.broadcast("route_changed", route)
         self.shown.emit(route)
+
+    def show_route(self, route: ShownRoute | None, text: str, error: bool = False) -> None:
+        """Another feature's path (a tree's) to draw as the route."""
+        self.show(route, text, error)
+
+    def put_endpoints(self, source: int | None, target: int | None) -> None:
+        self.set_endpoints(source, target)

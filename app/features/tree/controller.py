@@ -13,14 +13,13 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QPushButton, QVBoxLayout
 
 from engine.core import paths
-from engine.capabilities.tree import PHAST, PHAST_LABEL
+from engine.capabilities.tree import ON_HIERARCHY, method_label, method_names
 from engine.core.polylines import route_polyline
-from engine.sssp import METHODS
 from engine.core.summary import route_summary
 from engine.core.units import unit_of
 
 from app.features.tree.compare_chart import CompareChart
-from app.feature import Controller, register_controller
+from app.feature import Controller, Exportable, register_controller
 from app.features.tree.distance_bins import UNREACHABLE_COLOR, display_unit, make_bins, segment_distance
 from app.map_view import Colouring
 from app.session import ShownRoute
@@ -29,6 +28,8 @@ from app.widgets import button_row, grey, legend_table, red, selectable_label
 TREE_HINT = ("Tree mode: click a node for its shortest-path tree · then hover or click: "
              "distance and path · Shift+click: new tree · C: compare methods · Esc: clear · "
              "T: back to routes")
+TREE_FORMATS = (("GeoJSON, a point per node (*.geojson)", ".geojson"),
+                ("CSV, a row per node (*.csv)", ".csv"))
 TREE_WIDTH = 1.6               # pixels, the distance-bin curves
 
 
@@ -37,14 +38,13 @@ class TreeController(Controller):
     order = 30
     kinds = ("tree", "compare")
     modes = {"tree": TREE_HINT}
+    owns_endpoints = True        # the start is the tree's source, the destination a path in it
     tree_shown = Signal(object)          # TreeAnswer coloured on the map, or None when cleared
     comparison_shown = Signal(object)    # Comparison drawn in the chart dock
 
     def __init__(self, window) -> None:
         super().__init__(window)
-        menu = window.menu("&Tree")
-        self.mode_action = window.add_mode_action(
-            "tree", menu, "&Tree mode: shortest-path tree from a click", "T")
+        self.mode_action = window.capability_action("tree")
         self.compare_action = window.capability_action("compare")
         window.add_panel(self._build_box())
         self.compare_chart = CompareChart()
@@ -64,9 +64,9 @@ class TreeController(Controller):
         self.method_combo = QComboBox(toolTip="SSSP method (engine.sssp) on the engine's backend; "
                                       "auto: on the GPU the variant measured fastest on this "
                                       "graph, on the CPU near-far")
-        self.method_combo.addItem("auto", "auto")
-        for name, (_, label) in METHODS.items():
-            self.method_combo.addItem(label, name)
+        for name in method_names():           # the tree capability's methods
+            if name not in ON_HIERARCHY:        # (those are offered while a hierarchy exists)
+                self.method_combo.addItem(method_label(name), name)
         self.method_combo.currentIndexChanged.connect(self._on_method_changed)
         self.method_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.method_combo.setMinimumContentsLength(16)
@@ -85,14 +85,10 @@ class TreeController(Controller):
         # wrongly (the info label got 14 px too many, the legend lost its last row)
         column.addWidget(self.info)
         column.addWidget(self.legend)
-        self.box_column = column        # where options of trees (the service area) go
+        self.window.offer_box("tree", column)     # where options of trees (the service area) go
         for w in (self.tree_button, self.compare_button, self.clear_button):
             w.setFocusPolicy(Qt.NoFocus)     # keys stay with the map
         return box
-
-    @property
-    def routes(self):
-        return self.window.controller("route")
 
     # ------------------------------------------------------------------ hooks
     def trigger(self, capability: str) -> None:
@@ -123,15 +119,16 @@ class TreeController(Controller):
         self.set_tree(None)
 
     def hierarchy_changed(self) -> None:
-        """PHAST is a method while a hierarchy exists, and then the default."""
-        index = self.method_combo.findData(PHAST)
-        if self.session.hierarchy is None:
-            if index >= 0:
-                self.method_combo.removeItem(index)
-            return
-        if index < 0:
-            self.method_combo.insertItem(0, PHAST_LABEL, PHAST)
-        self.method_combo.setCurrentIndex(0)
+        """The methods on a hierarchy (PHAST) are offered while one exists, and then the default."""
+        for name in ON_HIERARCHY:
+            index = self.method_combo.findData(name)
+            if self.session.hierarchy is None:
+                if index >= 0:
+                    self.method_combo.removeItem(index)
+            elif index < 0:
+                self.method_combo.insertItem(0, method_label(name), name)
+        if self.session.hierarchy is not None:
+            self.method_combo.setCurrentIndex(0)
 
     def context_menu(self, menu, node: int) -> None:
         menu.addAction("Shortest-path tree from here", lambda: self.tree_from(node))
@@ -140,7 +137,7 @@ class TreeController(Controller):
     # ------------------------------------------------------------------ trees
     def tree_from(self, node: int) -> None:
         """Tree mode, with ``node`` as the source and no destination."""
-        self.routes.set_endpoints(node, None)
+        self.window.put_endpoints(node, None)
         if self.session.mode == "tree":
             self.request()
         else:
@@ -154,30 +151,33 @@ class TreeController(Controller):
         s = self.session
         if s.graph is None or s.source is None:
             return
-        method = self.method_combo.currentData()
-        self.engine.submit("tree", {"source": s.source, "metric": s.metric, "method": method,
-                                    "per_level": method == PHAST})
+        self.engine.submit("tree", {"source": s.source, "metric": s.metric,
+                                    "method": self.method_combo.currentData(),
+                                    "per_level": True})     # (PHAST's chart; others ignore it)
         self.info.setText(grey(f"computing the tree from node {s.node_id(s.source)}…"))
 
     def on_result(self, job, answer) -> None:
-        if job.kind == "compare":
-            self._show_comparison(answer)
-            return
+        {"tree": self._show_tree, "compare": self._show_comparison}[job.kind](answer)
+
+    def on_error(self, job, message: str) -> None:
+        {"tree": self._tree_failed, "compare": self._compare_failed}[job.kind](message)
+
+    def _compare_failed(self, message: str) -> None:
+        self.window.show_error(f"Comparing SSSP methods failed: {message}")
+
+    def _tree_failed(self, message: str) -> None:
+        self.set_tree(None)
+        self.info.setText(red(f"no tree: {message}"))
+        self.window.show_error(f"Shortest-path tree failed: {message}")
+
+    def _show_tree(self, answer) -> None:
         if self.session.mode != "tree":
             return
         self.set_tree(answer)
         if self.session.target is not None:
             self.show_path(self.session.target)
         else:
-            self.routes.show(None, "Hover or click a node: its distance and path.")
-
-    def on_error(self, job, message: str) -> None:
-        if job.kind == "compare":
-            self.window.show_error(f"Comparing SSSP methods failed: {message}")
-            return
-        self.set_tree(None)
-        self.info.setText(red(f"no tree: {message}"))
-        self.window.show_error(f"Shortest-path tree failed: {message}")
+            self.window.show_route(None, "Hover or click a node: its distance and path.")
 
     def on_cancelled(self, job, message: str) -> None:
         self.window.statusBar().showMessage("Comparison cancelled", 5000)
@@ -200,7 +200,19 @@ class TreeController(Controller):
                 f"Tree from node {s.node_id(answer.tree.source)}: {answer.method_label}, "
                 f"{answer.compute_ms:.2f} ms on {answer.backend}", 8000)
         self.window.apply_colouring()
+        self.window.broadcast("tree_changed", answer)
         self.tree_shown.emit(answer)
+
+    def exportables(self) -> list[Exportable]:
+        if self.session.mode != "tree" or self.session.tree is None:
+            return []
+        return [Exportable("tree", TREE_FORMATS, self._writer, rank=10)]
+
+    def _writer(self, path, ext: str):
+        from engine.export import csv, geojson
+        g, tree = self.session.graph, self.session.tree.tree
+        module = geojson if ext == ".geojson" else csv
+        return lambda: module.write_tree(path, g, tree, unit_of(g.metric_units, tree.metric))
 
     def _paint(self) -> None:
         bins, distance = self.session.tree_bins, self.session.tree.tree.distance
@@ -240,12 +252,12 @@ class TreeController(Controller):
         try:
             path = paths.path_from_tree(g, t, node)
         except paths.Unreachable as e:
-            self.routes.show(None, f"node {s.node_id(node)}: {e}", error=pinned)
+            self.window.show_route(None, f"node {s.node_id(node)}: {e}", error=pinned)
             return
         xy = None if s.drawing is None else route_polyline(s.drawing.points, g, path.arcs)
         text = (f"<b>{s.tree_bins.unit.format(path.distance)}</b> from node {s.node_id(t.source)} "
                 f"to node {s.node_id(node)}<br>{route_summary(g, path).text()}")
-        self.routes.show(ShownRoute(t.source, node, t.metric, path, xy, text), text)
+        self.window.show_route(ShownRoute(t.source, node, t.metric, path, xy, text), text)
 
     def _on_node_hovered(self, node: int) -> None:
         s = self.session
@@ -270,7 +282,6 @@ class TreeController(Controller):
                                   label="Comparing SSSP methods")
 
     def _show_comparison(self, c) -> None:
-        self.session.comparison = c
         self.compare_chart.show_comparison(c, self.session.node_id(c.source))
         self.window.show_dock(self.compare_dock, 220)
         self.window.statusBar().showMessage(f"Compared {len(c.timings)} methods: {c.verdict}", 8000)

@@ -26,6 +26,7 @@ class Workspace:
         self._warm: set = set()          # keys of work already run once
         self.partition = None            # engine.crp.Partition of ``graph``
         self._overlay = None             # engine.crp.Overlay on ``partition``
+        self._customizer = None          # engine.crp.Customizer of that overlay on ``backend``
         self.cell_metric = None          # engine.crp.CellMetric: the last customization
         self._crp_query = None           # CrpQuery on (overlay, cell_metric)
 
@@ -92,7 +93,7 @@ class Workspace:
         if partition is not None and not partition.matches(self.graph):
             raise ValueError("the partition was made for another graph")
         self.partition = partition
-        self._overlay = self.cell_metric = self._crp_query = None
+        self._overlay = self._customizer = self.cell_metric = self._crp_query = None
 
     def load_partition(self, path):
         from engine.crp.partition.nested import Partition
@@ -110,29 +111,42 @@ class Workspace:
             self._overlay = Overlay(self.graph, self.partition)
         return self._overlay
 
+    def customizer(self, cancel=None):
+        """The CRP Customizer of the overlay on this backend: one per overlay, so its
+        uploads, microcode and device layout serve every metric edit."""
+        overlay = self.overlay(cancel=cancel)
+        if self._customizer is None or self._customizer.overlay is not overlay:
+            from engine.crp.customization.customize import Customizer
+            self._customizer = Customizer(overlay, self.backend)
+        return self._customizer
+
     def customize(self, decoder, cancel=None, on_level=None, timed: bool = True):
         """Customize the overlay for ``decoder`` on this backend; becomes the metric
         that CRP routes use. When its times are shown (``timed``), the first
         customization per backend is preceded by an untimed one, so they exclude
         compilation."""
-        from engine.crp.customization.customize import customize
-        overlay = self.overlay(cancel=cancel)
+        customizer = self.customizer(cancel=cancel)
         if timed:
-            self.warm_once(("crp", id(overlay), self.backend.name),
-                           lambda: customize(overlay, decoder, self.backend))
-        metric = customize(overlay, decoder, self.backend, cancel=cancel, on_level=on_level)
+            self.warm_once(("crp", id(customizer.overlay), self.backend.name),
+                           lambda: customizer.customize(decoder))
+        metric = customizer.customize(decoder, cancel=cancel, on_level=on_level)
         self.cell_metric = metric
         if self._crp_query is not None:
             self._crp_query.set_metric(metric)        # same overlay: its buffers are reused
         return metric
 
-    def crp_router(self):
-        """The CRP query on the current customization, warmed up once."""
+    def current_metric(self):
+        """The CRP customization routes use now; ValueError when there is none."""
         if self.cell_metric is None:
             raise ValueError("there is no CRP customization: customize a decoder first")
+        return self.cell_metric
+
+    def crp_router(self):
+        """The CRP query on the current customization, warmed up once."""
+        metric = self.current_metric()
         if self._crp_query is None:
             from engine.crp.query.router import CrpQuery
-            self._crp_query = CrpQuery(self._overlay, self.cell_metric)
+            self._crp_query = CrpQuery(self._overlay, metric, self.customizer().query_space)
             self._warm_up_router(self._crp_query)
         return self._crp_query
 

@@ -1,6 +1,6 @@
-// Metric decoders (engine/crp/decode.py): one interpreter thread per arc turns the
+// Metric decoders (engine/crp/metric/costs.py): one interpreter thread per arc turns the
 // arc's attributes into an integral cost, one thread per turn adds the turn cost.
-// The program is two small arrays (ints, floats) laid out as in decode.py. Every
+// The program is two small arrays (ints, floats) laid out as in engine/crp/metric/program.py. Every
 // floating-point step uses the round-to-nearest intrinsics (__dadd_rn, __dmul_rn,
 // __ddiv_rn) so that no multiply-add is fused: the Numba twin gets the same bits.
 
@@ -55,7 +55,7 @@ __device__ __forceinline__ double binary_op(int op, double x, double y) {
     }
 }
 
-// The postfix program on one arc (twin of decode.py's _run).
+// The postfix program on one arc (twin of engine/crp/metric/interpreter.py's _run).
 __device__ double run_program(const int* __restrict__ ints, const double* __restrict__ floats,
                               const double* base, const int* __restrict__ metrics,
                               long long m, long long a) {

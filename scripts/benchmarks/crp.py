@@ -69,20 +69,21 @@ def crp_rows(label: str, g, decoder_name: str) -> list[list[str]]:
     partition = partition_graph(g, seed=0)
     part_s = time.perf_counter() - t0
     overlay = Overlay(g, partition)
-    from engine.crp.customization.customize import microcode
-    mc = microcode(overlay)
+    from engine.crp.customization.customize import Customizer
+    on_cpu = Customizer(overlay)
+    mc = on_cpu.microcode
     s = overlay.summary()
     decoder = load_decoder(decoder_name)
     rows = [[label, "partition + overlay + level-0 microcode",
              f"{part_s:.1f} s + {overlay.build_ms / 1000:.1f} s + {mc.compile_ms / 1000:.1f} s",
              f"levels 2^{partition.cell_sizes_log2} (mezzanine {(~partition.query_level).tolist()}); "
              f"cells {s['cells']}; boundary arcs {s['boundary_arcs']}; target ≤ 20 s on NY"]]
-    cpu = _timed_customize(overlay, decoder, None)
+    cpu = _timed_customize(on_cpu, decoder)
     import os
     rows.append(_customize_row(label, f"customization, CPU twin (Numba, {os.cpu_count()} threads)", cpu))
     backend = backends.select("auto")
     if backend.is_gpu:
-        gpu = _timed_customize(overlay, decoder, backend)
+        gpu = _timed_customize(Customizer(overlay, backend), decoder)
         rows.append(_customize_row(label, f"customization, {backend.device_name}", gpu, cpu))
         rows += _phase_rows(label, gpu)
         rows.append([label, "GPU memory (pool in use after customization)",
@@ -93,11 +94,10 @@ def crp_rows(label: str, g, decoder_name: str) -> list[list[str]]:
     return rows
 
 
-def _timed_customize(overlay, decoder, backend):
+def _timed_customize(customizer, decoder):
     """Median of RUNS customizations after one untimed (compilation, first touch)."""
-    from engine.crp.customization import customize
-    customize(overlay, decoder, backend)
-    runs = [customize(overlay, decoder, backend) for _ in range(RUNS)]
+    customizer.customize(decoder)
+    runs = [customizer.customize(decoder) for _ in range(RUNS)]
     runs.sort(key=lambda m: m.decode_ms + m.total_ms)
     return runs[len(runs) // 2]
 
@@ -107,7 +107,7 @@ def _customize_row(label, what, metric, baseline=None) -> list[str]:
     levels = ", ".join(f"L{r['level']} {sum(r['ms'].values()):.2f}" for r in metric.timings)
     ratio = f"; {(baseline.decode_ms + baseline.total_ms) / total:.0f}x the CPU twin" if baseline else ""
     n = metric.overlay.graph.num_nodes
-    copy = getattr(metric, "copy_ms", 0.0)
+    copy = metric.copy_ms
     copy_note = f"; then {copy:.2f} ms to copy the matrices to the host for the CPU query" if copy else ""
     return [label, what, f"{total:.2f} ms",
             f"decode (incl. program upload) {metric.decode_ms:.2f} ms + levels [{levels}] ms{copy_note}; "
@@ -140,7 +140,7 @@ def _cch_rows(label, g, ours, gpu=None) -> list[list[str]]:
         import routingkit_cch as rk
     except ImportError:
         return [[label, "RoutingKit CCH customization", "not installed", "pip install '.[bench]'"]]
-    from engine.crp.customization.cpu import FORBIDDEN
+    from engine.crp.metric import FORBIDDEN
     tail, head = g.tail.astype(np.uint32), g.head.astype(np.uint32)
     w = np.where(ours.arc_cost == FORBIDDEN, 2**31 - 2, ours.arc_cost).astype(np.uint32)
     t0 = time.perf_counter()

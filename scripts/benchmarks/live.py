@@ -84,8 +84,7 @@ def bench_live() -> tuple[list[str], list[list[str]]]:
 def bench_live_gpu() -> tuple[list[str], list[list[str]]]:
     from engine.core import backend as backends
     from engine.crp import CrpQuery, Overlay, load_decoder, partition_graph
-    from engine.crp.customization import customize
-    from engine.crp.customization.customize import microcode
+    from engine.crp.customization.customize import Customizer
     from engine.io import load
     from engine.io.cache import load_cache
     b = backends.select("auto")
@@ -100,16 +99,17 @@ def bench_live_gpu() -> tuple[list[str], list[list[str]]]:
             rows.append([label, "customize + query", "", "shared data absent"])
             continue
         overlay = Overlay(g, partition_graph(g, seed=0))
-        microcode(overlay)
+        customizer = Customizer(overlay, b)           # as the Workspace keeps it
+        customizer.microcode
         decoder = load_decoder("dimacs-time" if label == "NY" else "car-fastest")
         rng = np.random.default_rng(0)
         pairs = rng.integers(0, g.num_nodes, (EDITS + 1, 2))
         times = []
-        query = CrpQuery(overlay, customize(overlay, decoder, b))   # as the Workspace keeps it
+        query = CrpQuery(overlay, customizer.customize(decoder), customizer.query_space)
         for i, (s, t) in enumerate(pairs):
             edited = replace(decoder, turns=tuple(decoder.turns) + ((turn, base + 10 * (i + 1)),))
             t0 = time.perf_counter()
-            metric = customize(overlay, edited, b)
+            metric = customizer.customize(edited)
             query.set_metric(metric)
             try:
                 query.route(int(s), int(t))

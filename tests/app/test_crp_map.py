@@ -13,7 +13,7 @@ from app.map_view import MapView
 from app.network_geometry import build_drawing
 from engine.crp.customization.customize import customize
 from engine.crp.metric.decoder import load_decoder
-from engine.crp.customization.cpu import FORBIDDEN
+from engine.crp.metric import FORBIDDEN
 from engine.crp.partition.overlay import Overlay
 from engine.crp.partition.nested import partition_graph
 from engine.generate.network import generate_road_network

@@ -11,7 +11,8 @@ import pytest
 
 from engine.crp import CrpQuery, Overlay, load_decoder, partition_graph
 from engine.crp.customization.customize import customize
-from engine.crp.metric.costs import FORBIDDEN, decode
+from engine.crp.metric import FORBIDDEN
+from engine.crp.metric.costs import decode
 from engine.crp.metric.decoder import parse_decoder
 from engine.crp.query.router import path_turns
 from engine.generate.network import generate_road_network

@@ -8,7 +8,7 @@ import pytest
 
 from engine.crp.customization import layout
 from engine.crp.customization.customize import CostOverflow, customize_costs
-from engine.crp.customization.cpu import FORBIDDEN
+from engine.crp.metric import FORBIDDEN
 from engine.crp.partition.overlay import Overlay
 from engine.generate.network import generate_road_network
 

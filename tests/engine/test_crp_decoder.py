@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.crp.metric.costs import FORBIDDEN, DecodeError, DecodeInputs, decode, evaluate_expression
+from engine.crp.metric import FORBIDDEN
+from engine.crp.metric.costs import DecodeError, DecodeInputs, decode
+from engine.crp.metric.interpreter import evaluate_expression
 from engine.crp.metric.decoder import DecoderError, load_decoder, parse_decoder, shipped_decoders
 from engine.crp.metric.expression import ExpressionError, parse
 from engine.core.turns import TURN_TYPE_INDEX, turn_graph

@@ -81,7 +81,7 @@ def test_a_query_switched_to_another_metric_equals_a_new_one(crp):
     g, overlay, metric, query = crp
     from dataclasses import replace
     from engine.crp import CrpQuery
-    from engine.crp.customization import customize
+    from engine.crp.customization.customize import customize
     d = load_decoder("car-fastest")
     other = customize(overlay, replace(d, forbid=("motorway", "trunk"), turns=(("left", 60),)))
     query.set_metric(other)

@@ -9,8 +9,9 @@ import numba as nb
 import numpy as np
 import pytest
 
-from engine.crp.customization.customize import CostOverflow
-from engine.crp.customization.cpu import FORBIDDEN, customize_cells
+from engine.crp.customization.cell_metric import CostOverflow
+from engine.crp.customization.cpu import customize_cells
+from engine.crp.metric import FORBIDDEN
 from engine.crp.customization.microcode import compile_microcode, run_microcode_cpu
 from engine.crp.customization.microcode_gpu import ASSIGN, NO_SLOT, pack_blocks
 from engine.crp.partition.overlay import Overlay

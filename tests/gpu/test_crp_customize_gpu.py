@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.crp.customization.customize import CostOverflow, customize_costs, customize_costs_gpu
+from engine.crp.customization.cell_metric import CostOverflow
+from engine.crp.customization.customize import Customizer, customize_costs
 from engine.crp.metric import FORBIDDEN
 from engine.crp.partition.overlay import Overlay
 from engine.core.turns import U_TURN
@@ -115,19 +116,21 @@ def test_overflow_raises_like_the_cpu(gen, gpu, variants):
             customizer.run(tw)
 
 
-def test_customize_costs_gpu_metric(gen, gpu):
-    o, customizer = gen
+def test_customizer_costs_on_the_gpu(gen, gpu):
+    o, _ = gen
     tw = _turn_weights(o, seed=5)
     ref = customize_costs(o, o.graph.metric(None), tw)
     seen = []
-    metric = customize_costs_gpu(o, o.graph.metric(None), gpu.xp.asarray(tw), gpu, customizer,
-                                 name="x", on_level=seen.append)
+    customizer = Customizer(o, gpu)
+    metric = customizer.customize_costs(o.graph.metric(None), gpu.xp.asarray(tw), name="x",
+                                        on_level=seen.append)
     assert metric.backend == "gpu" and len(seen) == o.num_levels
     assert np.array_equal(metric.turn_weight, tw)
-    for s, d, expected in zip(metric.shortcuts, metric.device_shortcuts, ref.shortcuts):
+    assert not any(hasattr(v, "__cuda_array_interface__") for v in vars(metric).values())
+    for s, d, expected in zip(metric.shortcuts, customizer.device_shortcuts, ref.shortcuts):
         assert isinstance(s, np.ndarray) and np.array_equal(s, expected)
         assert np.array_equal(d.get(), expected)
-    again = customize_costs_gpu(o, o.graph.metric(None), tw, gpu)   # the overlay's own
+    again = customizer.customize_costs(o.graph.metric(None), tw)   # the same device layout
     assert all(np.array_equal(a, b) for a, b in zip(again.shortcuts, ref.shortcuts))
 
 
@@ -137,18 +140,16 @@ def test_bad_decoder_raises_after_the_run_and_leaves_gpu_usable(gen, gpu, varian
     negative one still raises DecodeError (never a metric, never a hang), and the
     next good decoder customizes exactly."""
     from engine.crp.customization.customize import customize
-    from engine.crp.customization.gpu import GpuCustomizer
     from engine.crp.metric.costs import DecodeError
     from engine.crp.metric.decoder import load_decoder, parse_decoder
     o, _ = gen
     table = variants if variants is None or callable(variants) else [variants] * o.num_levels
-    o._gpu_customizer = GpuCustomizer(o, gpu, table)
+    customizer = Customizer(o, gpu, table)
     for expression, reason in (("cost / (lanes - 1)", "infinite"), ("0 - cost", "negative")):
         bad = parse_decoder(f'name = "bad"\nkind = "distance"\nexpression = "{expression}"\n')
         with pytest.raises(DecodeError, match=reason):
-            customize(o, bad, gpu)
+            customizer.customize(bad)
     good = load_decoder("car-fastest")
-    on_gpu, on_cpu = customize(o, good, gpu), customize(o, good, None)
+    on_gpu, on_cpu = customizer.customize(good), customize(o, good, None)
     assert on_gpu.decode_ms > 0 and on_gpu.total_ms > 0
     assert all(np.array_equal(a, b) for a, b in zip(on_gpu.shortcuts, on_cpu.shortcuts))
-    o.__dict__.pop("_gpu_customizer")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-FORBIDDEN = np.iinfo(np.int32).max
+from engine.crp.metric import FORBIDDEN
 
 
 @nb.njit(cache=True)

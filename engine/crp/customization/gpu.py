@@ -13,7 +13,7 @@ turn in one kernel before level 0, so there is nothing left to overlap.
 - search: injection, rounds until nothing changes, collection into S_l;
   *minplus* (the default above level 0): one block per (cell, entry batch), the
   cell's rows in shared memory, each round a min-plus product of the changed
-  subcells' rows with their matrices, register-tiled (customize_layout.MinplusLayout);
+  subcells' rows with their matrices, register-tiled (layout.MinplusLayout);
   *local*: the same blocks, but each distance pulls over its in-edges one by one;
   *global* (a cell too big for shared memory): one launch per round, a thread per
   distance in global memory, then a collection kernel.
@@ -30,7 +30,9 @@ from collections.abc import Mapping
 import numpy as np
 
 from engine.crp.customization import layout
-from engine.crp.customization.customize import CostOverflow
+from engine.crp.customization.cell_metric import CostOverflow
+from engine.crp.customization.microcode import compile_microcode
+from engine.crp.customization.microcode_gpu import DeviceMicrocode, run_microcode_gpu
 
 MODULE = "crp_customize"
 SHARED_INTS = 12288          # local: distances per block by default (48 KB, no opt-in)
@@ -197,8 +199,6 @@ class MicrocodeLevel(LevelVariant):
 
     def __init__(self, backend, topo, reverse, options, overlay=None) -> None:
         from types import SimpleNamespace
-        from engine.crp.customization.microcode import compile_microcode
-        from engine.crp.customization.microcode_gpu import DeviceMicrocode
         if topo.level != 0:
             raise DoesNotFit("microinstructions cost level 0 only")
         super().__init__(backend, topo, reverse, options)
@@ -210,7 +210,6 @@ class MicrocodeLevel(LevelVariant):
         self._weights = weights          # the kernel gathers them itself
 
     def search(self, S, stats_row) -> dict:
-        from engine.crp.customization.microcode_gpu import run_microcode_gpu
         run_microcode_gpu(self.device, self._weights, self.backend, out=S, overflow=stats_row[0:1])
         return {}
 
@@ -338,8 +337,7 @@ class GpuCustomizer:
                    for i, (lv, m, info) in enumerate(zip(self.levels, marks, infos))]
         for i, lv in enumerate(self.levels):
             if flags[i, 0]:
-                raise CostOverflow(f"a path inside a level-{lv.topo.level} cell costs 2^31 or "
-                                   f"more: the decoder's costs are too large for this graph")
+                raise CostOverflow.at_level(lv.topo.level)
         return shortcuts, records
 
 

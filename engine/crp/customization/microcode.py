@@ -32,7 +32,9 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from engine.crp.customization.cpu import FORBIDDEN, grow
+from engine.crp.customization.cell_metric import CostOverflow
+from engine.crp.customization.cpu import grow
+from engine.crp.metric import FORBIDDEN
 
 _FREE_SCAN = 16      # free slots looked at before a fresh one is taken
 _CHUNK = 256         # cells compiled by one task
@@ -335,14 +337,12 @@ def run_microcode_cpu(mc: Microcode, weights: np.ndarray) -> np.ndarray:
     """S of ``mc``'s level from the level below's ``weights`` (turn weights for level
     0): mapping, the instructions in order, collection; cells in parallel. Equals
     engine.crp.customization.cpu.customize_cells; raises CostOverflow on overflow."""
-    from engine.crp.customization.customize import CostOverflow
     weights = np.ascontiguousarray(weights, dtype=np.int32)
     out = np.empty(mc.num_shortcuts, dtype=np.int32)
     if _run_cells(mc.instr_first, mc.instr_a, mc.instr_b, mc.instr_c, mc.instr_assign,
                   mc.num_slots, mc.edge_first, mc.edge_slot, mc.edge_weight, weights,
                   mc.clique_first, mc.collect_slot, out):
-        raise CostOverflow(f"a path inside a level-{mc.level} cell costs 2^31 or more: "
-                           f"the decoder's costs are too large for this graph")
+        raise CostOverflow.at_level(mc.level)
     return out
 
 

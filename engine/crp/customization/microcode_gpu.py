@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from engine.crp.customization.cell_metric import CostOverflow
 from engine.crp.customization.microcode import Microcode
 
 NO_SLOT = 0xFFFF
@@ -177,8 +178,6 @@ def run_microcode_gpu(dm: DeviceMicrocode, weights, backend, out=None, overflow=
             d["edge_slot"], d["block_out_first"], d["collect_slot"], weights, out, overflow),
             shared_mem=p.shared_bytes)
     if check and int(overflow.get()[0]):
-        from engine.crp.customization.customize import CostOverflow
-        raise CostOverflow(f"a path inside a level-{dm.microcode.level} cell costs 2^31 or "
-                           f"more: the decoder's costs are too large for this graph")
+        raise CostOverflow.at_level(dm.microcode.level)
     return out
 

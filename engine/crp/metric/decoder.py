@@ -1,6 +1,7 @@
 """Metric decoders: TOML files (resources/decoders/*.toml) that say how arc and turn
 properties become integral costs for CRP customization. A decoder is pure data: this
-module reads and checks it, engine/crp/metric/costs.py compiles it for one graph and runs it.
+module reads and checks it; engine.crp.metric.program compiles it for one graph and
+engine.crp.metric.costs runs it.
 
 Schema (every key but ``name`` and ``kind`` is optional)::
 

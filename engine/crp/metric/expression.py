@@ -1,7 +1,7 @@
 """The cost expression of a metric decoder: a tiny whitelisted language, parsed by
 our own tokenizer and recursive-descent parser (never Python's eval, exec, compile
-or ast), compiled to a postfix program that engine/crp/metric/costs.py runs per arc on
-the GPU (engine/kernels/crp_decode.cu) and on the CPU (its Numba twin).
+or ast), compiled to a postfix program that engine.crp.metric.costs runs per arc on
+the GPU (engine/kernels/crp_decode.cu) and on the CPU (engine.crp.metric.interpreter).
 
 Grammar (lowest precedence first)::
 

@@ -24,14 +24,8 @@ class FlatOverlay:
 
 
 def flatten(overlay) -> FlatOverlay:
-    """Built once per overlay (kept on it): every customization's query shares it."""
-    cached = overlay.__dict__.get("_flat")
-    if cached is None:
-        cached = overlay._flat = _flatten(overlay)
-    return cached
-
-
-def _flatten(overlay) -> FlatOverlay:
+    """The levels of ``overlay`` concatenated (metric-independent: built once per
+    overlay by whoever keeps it, the Customizer or the CrpQuery)."""
     levels = overlay.levels
     cell_base, s_base = (np.zeros(len(levels), dtype=np.int64) for _ in range(2))
     parts = {k: [] for k in ("ef", "ea", "xf", "xa", "cf")}

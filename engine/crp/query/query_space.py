@@ -44,10 +44,9 @@ class QuerySpace:
 
 
 def query_space(overlay, flat) -> QuerySpace:
-    """Built once per overlay (kept on it): a new metric only permutes turn weights."""
-    cached = getattr(overlay, "_query_space", None)
-    if cached is not None:
-        return cached
+    """The query's numbering of ``overlay`` (metric-independent: built once per overlay
+    by whoever keeps it, the Customizer or the CrpQuery; a new metric only permutes
+    turn weights)."""
     g, turns = overlay.graph, overlay.turns
     m = g.num_arcs
     cells = overlay.cell_of
@@ -68,7 +67,7 @@ def query_space(overlay, flat) -> QuerySpace:
     entry_row = np.ascontiguousarray(flat.entry_row[:, old_b])
     exit_col = np.ascontiguousarray(flat.exit_col[:, old_b])
     exit_q = q_of_arc[flat.exit_arc]
-    space = QuerySpace(
+    return QuerySpace(
         q_of_arc, arc_of_q, turn_order, csr_offsets(from_q, m), to_q.astype(np.int32),
         from_q.astype(np.int32), csr_offsets(to_q[turn_in], m), turn_in,
         g.head[arc_of_q], g.tail[arc_of_q], arc_level, a2b, flat.cell_base,
@@ -77,8 +76,6 @@ def query_space(overlay, flat) -> QuerySpace:
         _records(overlay, flat, g.head[arc_of_q[:b0]], entry_row, True),
         _records(overlay, flat, g.tail[arc_of_q[:b0]], exit_col, False),
         (arc_level[:, None] > np.arange(overlay.num_levels)).sum(axis=0))
-    overlay._query_space = space
-    return space
 
 
 def _records(overlay, flat, nodes, index, rows):

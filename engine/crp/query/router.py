@@ -12,7 +12,7 @@ import numpy as np
 
 from engine.crp.query.flat import flatten
 from engine.crp.query.query_space import query_space
-from engine.crp.customization.cpu import FORBIDDEN
+from engine.crp.metric import FORBIDDEN
 from engine.crp.query.search import bidirectional, clear
 from engine.crp.query.unpack import search_steps, unpack_path
 from engine.core.paths import Unreachable, check_node, path_from_arcs, unreachable
@@ -22,13 +22,14 @@ class CrpQuery:
     name = "crp"
     label = "CRP query"
 
-    def __init__(self, overlay, metric) -> None:
+    def __init__(self, overlay, metric, space=None) -> None:
+        """``space``: the overlay's query numbering when one is kept (the Customizer's),
+        else it is built here."""
         if metric.overlay is not overlay:
             raise ValueError("the metric was customized for another overlay")
         self.overlay = overlay
         self.graph = g = overlay.graph
-        self.flat = flatten(overlay)
-        self.space = query_space(overlay, self.flat)
+        self.space = space if space is not None else query_space(overlay, flatten(overlay))
         self._use(metric)
         m = g.num_arcs
         q = self.space
@@ -52,7 +53,7 @@ class CrpQuery:
         self._in_q = q.q_of_arc[g.backward.in_arc]          # the arcs into each node
         # global cell index of every node per level, for the s and t cells
         self._node_cell = np.ascontiguousarray(
-            (overlay.cell_of + self.flat.cell_base[:, None]).T.astype(np.int32))
+            (overlay.cell_of + q.cell_base[:, None]).T.astype(np.int32))
         self.search_ms = 0.0
         self._meet = -1                                     # the last search's meeting arc
 

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from engine.capabilities import Capability, Param, register
 from engine.capabilities.common import text_lines
-from engine.io.validate_partition import MAX_LOG2
+from engine.io.partition_file import MAX_LOG2
 
 if TYPE_CHECKING:
     from engine.crp.partition.nested import Partition

@@ -6,19 +6,13 @@ copies what it needs to the device once.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from engine.io.atomic import atomic_write
 from engine.io.errors import LoadError
-from engine.io.validate import read_meta, read_npz
-from engine.io.validate_hierarchy import HIERARCHY_KEYS, check_hierarchy
-
-FORMAT = "routelab-hierarchy"
-VERSION = 1
+from engine.io.hierarchy_file import ARRAYS, read_hierarchy, write_hierarchy
 
 
 @dataclass(eq=False)
@@ -89,33 +83,22 @@ class Hierarchy:
 
     # ----------------------------------------------------------- saving
     def save(self, path) -> Path:
-        path = Path(path)
-        arrays = {name: getattr(self, name) for name in _ARRAYS}
-        meta = {"format": FORMAT, "version": VERSION, "metric": self.metric, "metric_hash": self.metric_hash,
+        """Write to ``path`` (engine.io.hierarchy_file; the old file stays if it fails)."""
+        meta = {"metric": self.metric, "metric_hash": self.metric_hash,
                 "num_nodes": self.num_nodes, "num_levels": self.num_levels,
                 "num_original_arcs": self.num_original_arcs,
                 "iterations": self.iterations, "params": self.params}
-        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-        with atomic_write(path) as f:   # the old file stays if the write fails
-            np.savez(f, **arrays)
-        return path
+        return write_hierarchy(path, {name: getattr(self, name) for name in ARRAYS}, meta)
 
     @classmethod
     def load(cls, path, graph=None) -> "Hierarchy":
         """A saved hierarchy, refused (LoadError naming the file) unless every array
-        passes engine.io.validate_hierarchy; attached to ``graph`` when given."""
+        passes engine.io.hierarchy_file's validator; attached to ``graph`` when given."""
         path = Path(path)
-        arrays = read_npz(path, "RouteLab hierarchy")
-        meta = read_meta(path, arrays, FORMAT, VERSION, "RouteLab hierarchy", HIERARCHY_KEYS)
-        missing = [name for name in _ARRAYS if name not in arrays]
-        if missing:
-            raise LoadError(path, f"damaged hierarchy: {missing[0]} is missing")
-        _check_records(path, meta["iterations"], meta["params"])
+        meta, arrays = read_hierarchy(path)
         h = cls(metric=meta["metric"], num_nodes=meta["num_nodes"], num_levels=meta["num_levels"],
                 num_original_arcs=meta["num_original_arcs"], iterations=meta["iterations"],
-                params=meta["params"], metric_hash=meta["metric_hash"],
-                **{name: arrays[name] for name in _ARRAYS})
-        check_hierarchy(h, path)
+                params=meta["params"], metric_hash=meta["metric_hash"], **arrays)
         if graph is not None:
             h.attach(graph, path)
         return h
@@ -154,20 +137,3 @@ class Hierarchy:
         if metric.hash != self.metric_hash:
             raise ValueError(f"the metric {metric.name!r} changed since the hierarchy was built "
                              "(its weights differ); contract again")
-
-
-_ARRAYS = ("node_level", "arc_tail", "arc_head", "arc_weight", "arc_child1", "arc_child2",
-           "up_first", "up_harc", "down_first", "down_harc", "core_nodes", "core_dist",
-           "core_pred")
-
-
-def _check_records(path, iterations: list, params: dict) -> None:
-    """Per-iteration records and parameters as summary() reads them: numbers in ms."""
-    def number(x) -> bool:
-        return isinstance(x, (int, float)) and not isinstance(x, bool)
-    for r in iterations:
-        if not (isinstance(r, dict) and isinstance(r.get("ms"), dict) and
-                all(number(v) for v in r["ms"].values())):
-            raise LoadError(path, "damaged hierarchy: an iteration record is malformed")
-    if not number(params.get("apsp_ms", 0.0)):
-        raise LoadError(path, "damaged hierarchy: params 'apsp_ms' is not a number")

@@ -1,19 +1,20 @@
-"""RouteLab's own graph cache: every array of a RoadGraph in one uncompressed ``.npz``.
+"""RouteLab's own graph cache (``.rlg``): every array of a RoadGraph in one uncompressed
+``.npz`` (engine.io.npz), and its validator.
 
-Saving (atomic) and reopening is bit-identical. Reading runs engine.io.validate's
-checks first, so a damaged, foreign or crafted file is a LoadError, never a broken graph.
+Saving (atomic) and reopening is bit-identical. Reading checks every array and the
+metadata first (``check_cache``; ``check_graph`` runs the same checks on a built
+graph), so a damaged, foreign or crafted file is a LoadError, never a broken graph.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
-from engine.core.graph import RoadGraph, TurnRestrictions
-from engine.io.atomic import atomic_write
+from engine.core.graph import GraphError, RoadGraph, TurnRestrictions, path_cost_bound
+from engine.io.checks import INT32_MAX, in_range, need, offsets
 from engine.io.errors import LoadError
-from engine.io.validate import CACHE_KEYS, check_cache, read_meta, read_npz
+from engine.io.npz import read_meta, read_npz, write_npz
 
 FORMAT = "routelab-graph"
 VERSION = 1
@@ -37,16 +38,11 @@ def save_cache(graph: RoadGraph, path) -> Path:
     meta = {"format": FORMAT, "version": VERSION, "metrics": list(graph.metrics),
             "attrs": list(graph.arc_attrs), "metric_units": graph.metric_units,
             "source": graph.source, "data_license": graph.data_license}
-    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-    # np.savez appends .npz to names without it; write through a handle to keep ours,
-    # a temporary one renamed over the target only once complete.
-    with atomic_write(path) as f:
-        np.savez(f, **arrays)
-    return path
+    return write_npz(path, arrays, meta)
 
 
 def load_cache(path) -> RoadGraph:
-    """The graph of a cache, after engine.io.validate has checked every array and the
+    """The graph of a cache, after ``check_cache`` has checked every array and the
     metadata (nothing unpickled, sizes bounded before reading)."""
     path = Path(path)
     arrays = read_npz(path, "RouteLab cache")
@@ -66,3 +62,117 @@ def load_cache(path) -> RoadGraph:
             data_license=meta["data_license"])
     except KeyError as e:
         raise LoadError(path, f"damaged cache: array {e} is missing") from None
+
+
+# ------------------------------------------------------------------ .rlg caches
+CACHE_KEYS = {"metrics": list, "attrs": list, "metric_units": dict, "source": str,
+              "data_license": str}
+
+
+def check_cache(path, meta: dict, arrays: dict) -> None:
+    """A graph cache's metadata names its arrays; every one present and valid."""
+    metrics = str_list(path, meta["metrics"], "metrics")
+    attrs = str_list(path, meta["attrs"], "attrs")
+    units = meta["metric_units"]
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in units.items()):
+        raise LoadError(path, "damaged cache: metadata 'metric_units' must map names to units")
+    wanted = ["first_out", "head", "node_id", *(f"metric/{m}" for m in metrics),
+              *(f"attr/{a}" for a in attrs)]
+    missing = [name for name in wanted if name not in arrays]
+    if missing:
+        raise LoadError(path, f"damaged cache: array {missing[0]!r} is missing")
+    check_graph_arrays(
+        path, first_out=arrays["first_out"], head=arrays["head"], node_id=arrays["node_id"],
+        metrics={m: arrays[f"metric/{m}"] for m in metrics},
+        arc_attrs={a: arrays[f"attr/{a}"] for a in attrs},
+        lon=arrays.get("lon"), lat=arrays.get("lat"),
+        geometry_first=arrays.get("geometry_first"),
+        geometry_lonlat=arrays.get("geometry_lonlat"),
+        turn_from_arc=arrays.get("turn_from_arc"), turn_to_arc=arrays.get("turn_to_arc"))
+
+
+def str_list(path, value, key: str) -> list[str]:
+    if not all(isinstance(v, str) for v in value):
+        raise LoadError(path, f"damaged cache: metadata {key!r} must be a list of names")
+    return value
+
+
+# ------------------------------------------------------------------ graphs
+def check_graph_arrays(path, *, first_out, head, node_id, metrics: dict, arc_attrs=None,
+                       lon=None, lat=None, geometry_first=None, geometry_lonlat=None,
+                       turn_from_arc=None, turn_to_arc=None) -> None:
+    """A RoadGraph's arrays, before the graph is built: dtypes, shapes, ranges, offsets."""
+    need(path, first_out, "first_out", np.int32, (None,))
+    n = first_out.size - 1
+    head = need(path, head, "head", np.int32, (None,))
+    m = head.size
+    offsets(path, first_out, "first_out", m)
+    in_range(path, head, "arc head", 0, n - 1)
+    node_id = need(path, node_id, "node_id", np.int64, (n,))
+    ids = np.sort(node_id)
+    if np.any(ids[1:] == ids[:-1]):
+        raise LoadError(path, f"node id {ids[1:][ids[1:] == ids[:-1]][0]} appears twice")
+    if not metrics:
+        raise LoadError(path, "a graph needs at least one metric")
+    for name, w in metrics.items():
+        check_metric(path, name, w, n, m)
+    for name, a in (arc_attrs or {}).items():
+        if not isinstance(a, np.ndarray) or a.ndim == 0 or a.shape[0] != m:
+            raise LoadError(path, f"attribute {name!r} must have one value per arc ({m})")
+    if (lon is None) != (lat is None):
+        raise LoadError(path, "coordinates need both lon and lat")
+    for name, c in (("lon", lon), ("lat", lat)):
+        if c is not None and not np.isfinite(need(path, c, name, np.float64, (n,))).all():
+            raise LoadError(path, f"{name} holds a value that is not finite")
+    _check_geometry(path, geometry_first, geometry_lonlat, m)
+    _check_turns(path, turn_from_arc, turn_to_arc, first_out, head)
+
+
+def check_metric(path, name: str, w, n: int, m: int) -> None:
+    """One cost per arc, integral, 0..2^31-1, stored as int32, path costs within int64."""
+    what = f"metric {name!r}"
+    if not isinstance(w, np.ndarray) or w.shape != (m,):
+        raise LoadError(path, f"{what} must have one cost per arc ({m})")
+    if not np.issubdtype(w.dtype, np.integer):
+        raise LoadError(path, f"{what} is not integral (dtype {w.dtype.str})")
+    in_range(path, w, what, 0, INT32_MAX)
+    need(path, w, what, np.int32)
+    try:
+        path_cost_bound(n, w)
+    except GraphError as e:
+        raise LoadError(path, f"{what}: {e}") from None
+
+
+def _check_geometry(path, first, points, m: int) -> None:
+    if (first is None) != (points is None):
+        raise LoadError(path, "arc geometry needs both geometry_first and geometry_lonlat")
+    if first is None:
+        return
+    need(path, first, "geometry_first", np.int64, (m + 1,))
+    points = need(path, points, "geometry_lonlat", np.float64, (None, 2))
+    offsets(path, first, "geometry_first", points.shape[0])
+
+
+def _check_turns(path, from_arc, to_arc, first_out, head) -> None:
+    if (from_arc is None) != (to_arc is None):
+        raise LoadError(path, "turn restrictions need both turn_from_arc and turn_to_arc")
+    if from_arc is None:
+        return
+    need(path, from_arc, "turn_from_arc", np.int32, (None,))
+    need(path, to_arc, "turn_to_arc", np.int32, from_arc.shape)
+    for name, arcs in (("turn_from_arc", from_arc), ("turn_to_arc", to_arc)):
+        in_range(path, arcs, name, 0, head.size - 1)
+    tail_of_to = np.searchsorted(first_out, to_arc, side="right") - 1
+    if np.any(head[from_arc] != tail_of_to):
+        raise LoadError(path, "a turn restriction joins arcs that do not meet")
+
+
+def check_graph(graph, path=None) -> None:
+    """The same checks on a built RoadGraph (e.g. before saving or after a transform)."""
+    tr = graph.turn_restrictions
+    check_graph_arrays(path or graph.source, first_out=graph.first_out, head=graph.head,
+                       node_id=graph.node_id, metrics=graph.metrics, arc_attrs=graph.arc_attrs,
+                       lon=graph.lon, lat=graph.lat, geometry_first=graph.geometry_first,
+                       geometry_lonlat=graph.geometry_lonlat,
+                       turn_from_arc=None if tr is None else tr.from_arc,
+                       turn_to_arc=None if tr is None else tr.to_arc)

@@ -32,13 +32,12 @@ without geometry) are skipped and counted in ``OsmReport``.
 
 Modules: this one reads the file; engine.io.osm_tags interprets way tags,
 engine.io.osm_graph builds the graph, engine.io.osm_restrictions handles turn
-restrictions.
+restrictions, and engine.io.osm_report counts what each kept and skipped.
 """
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +46,7 @@ from engine.core.graph import RoadGraph
 from engine.io.errors import LoadError
 from engine.io.limits import check_regular_file
 from engine.io.osm_graph import INVALID_COORD, LICENSE, build_graph
+from engine.io.osm_report import OsmReport
 from engine.io.osm_restrictions import read_restriction
 from engine.io.osm_tags import (FERRY_KMH, HIGHWAYS, NO_LIMIT_KMH, parse_duration, parse_lanes,
                                 parse_maxspeed, way_profile)
@@ -54,26 +54,6 @@ from engine.core.progress import NEVER_CANCELLED, CancelToken, Cancelled, Progre
 
 __all__ = ["load_osm", "load_osm_report", "OsmReport", "parse_maxspeed", "parse_lanes",
            "parse_duration", "LICENSE", "HIGHWAYS", "FERRY_KMH", "NO_LIMIT_KMH"]
-
-
-@dataclass
-class OsmReport:
-    """What the reader kept and skipped (for the log and the GUI's info panel)."""
-    ways_kept: int = 0
-    ways_dropped: int = 0            # highway/route ways that are not for cars
-    missing_nodes: int = 0           # node references with no location in the file
-    # type=restriction relations: used + via_way + unresolved + not_for_cars
-    restrictions: int = 0
-    restrictions_used: int = 0       # resolved into banned turns
-    restrictions_via_way: int = 0    # skipped: via is a way (not supported)
-    restrictions_unresolved: int = 0  # skipped: ways/nodes missing, ambiguous, malformed
-    restrictions_not_for_cars: int = 0  # skipped: except=motorcar; hgv/bus/conditional only
-    banned_turns: int = 0
-
-    def summary(self) -> str:
-        return (f"{self.ways_kept} ways; {self.restrictions_used} of {self.restrictions} "
-                f"turn restrictions used ({self.restrictions_via_way} via-way and "
-                f"{self.restrictions_unresolved} unresolved skipped)")
 
 
 # --------------------------------------------------------------------------- reading

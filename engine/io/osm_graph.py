@@ -9,16 +9,13 @@ two arcs with interior geometry; all of it is numpy on flat arrays.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.core.graph import RoadGraph, haversine_m
 from engine.io.errors import LoadError
+from engine.io.osm_report import OsmReport
 from engine.io.osm_restrictions import resolve_restrictions
-
-if TYPE_CHECKING:   # the report is only filled in here; importing osm would be circular
-    from engine.io.osm import OsmReport
 
 __all__ = ["build_graph", "LICENSE", "INVALID_COORD"]
 

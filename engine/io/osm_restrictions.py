@@ -2,16 +2,13 @@
 then resolved into banned (from_arc, to_arc) pairs of the built arc list.
 
 Only car restrictions with one via *node* are used; what is skipped, and why, is
-counted in the reader's ``OsmReport`` (see engine.io.osm).
+counted in the reader's ``OsmReport`` (engine.io.osm_report).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-if TYPE_CHECKING:   # the report is only filled in here; importing osm would be circular
-    from engine.io.osm import OsmReport
+from engine.io.osm_report import OsmReport
 
 __all__ = ["read_restriction", "resolve_restrictions"]
 

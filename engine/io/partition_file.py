@@ -1,5 +1,6 @@
-"""The validator of a nested CRP partition (``.rlp``), run on every load before the
-overlay indexes anything with its cell ids.
+"""Nested CRP partition files (``.rlp``, read and written by
+engine.crp.partition.nested.Partition through engine.io.npz): the validator, run on
+every load before the overlay indexes anything with its cell ids.
 
 A partition belongs to one graph topology (its ``graph_key``: a hash of first_out
 and head); it is refused for any other. Cells are checked to be dense per level,
@@ -14,7 +15,7 @@ import hashlib
 import numpy as np
 
 from engine.io.errors import LoadError
-from engine.io.validate import in_range, need
+from engine.io.checks import in_range, need
 
 PARTITION_KEYS = {"num_nodes": int, "graph_key": str, "seed": int}
 MAX_LOG2 = 30            # cells of 2^30 nodes: ids and sizes stay within int32

@@ -1,6 +1,6 @@
 """Bi-criteria hierarchy files (.rlb, engine.csp.hierarchy.file): a saved hierarchy loads
 with the same arrays and answers; a damaged, tampered or foreign file is refused with
-its name and the reason (engine.io.validate_pareto_hierarchy); fuzzed files are
+its name and the reason (engine.io.pareto_hierarchy_file); fuzzed files are
 refused or answer exactly; the command line builds, writes and reuses one."""
 from __future__ import annotations
 

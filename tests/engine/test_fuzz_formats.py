@@ -19,7 +19,7 @@ from engine.ch import Hierarchy, contract
 from engine.generate.network import generate_road_network
 from engine.io import LoadError, load
 from engine.io.cache import save_cache
-from engine.io.validate_hierarchy import check_hierarchy
+from engine.io.hierarchy_file import check_hierarchy
 from engine.ch.phast import PhastQuery
 from engine.routing.reference import sssp
 from engine.sssp import TreeQuery

@@ -15,7 +15,7 @@ from engine.ch import Hierarchy, contract
 from engine.generate.network import generate_road_network
 from engine.io import LoadError, load
 from engine.io.cache import save_cache
-from engine.io.validate import check_graph
+from engine.io.cache import check_graph
 
 N_BIG = 10**9
 

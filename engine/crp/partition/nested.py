@@ -21,9 +21,9 @@ import numpy as np
 from engine.core.graph import csr_offsets
 from engine.io.atomic import atomic_write
 from engine.io.errors import LoadError
-from engine.io.validate import read_meta, read_npz
-from engine.io.validate_partition import (MAX_LOG2, PARTITION_KEYS, check_meta, check_partition,
-                                          graph_key, max_log2)
+from engine.io.npz import read_meta, read_npz
+from engine.io.partition_file import (MAX_LOG2, PARTITION_KEYS, check_meta, check_partition,
+                                      graph_key, max_log2)
 from engine.core.progress import Cancelled, no_progress
 
 FORMAT = "routelab-partition"
@@ -39,7 +39,7 @@ class Partition:
     query_level: np.ndarray            # bool [L]; False: a mezzanine level
     cell_of: np.ndarray                # int32 [L, n] dense cell ids per level, nested
     seed: int = 0
-    graph_key: str = ""                # engine.io.validate_partition.graph_key of its graph
+    graph_key: str = ""                # engine.io.partition_file.graph_key of its graph
     partition_ms: float = 0.0
 
     @property
@@ -87,7 +87,7 @@ class Partition:
     @classmethod
     def load(cls, path, graph) -> "Partition":
         """A saved partition of ``graph``, refused (LoadError naming the file) unless it
-        passes engine.io.validate_partition; never unpickles."""
+        passes engine.io.partition_file; never unpickles."""
         path = Path(path)
         what = "RouteLab partition"
         arrays = read_npz(path, what)

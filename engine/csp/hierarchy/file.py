@@ -2,29 +2,20 @@
 fraction of its build time (NY: ~25 s to build with 16 threads, under a second to load).
 
 A file is an ``.npz`` of plain arrays and a JSON ``meta`` member, written atomically.
-Loading reads it with engine.io.validate.read_npz (no pickles, sizes checked before
-anything is allocated), runs engine.io.validate_pareto_hierarchy, and, for a graph,
-refuses it unless its original arcs, lengths and costs are the graph's and its two
-metrics' hashes match: a file can never answer for other weights.
+engine.io.pareto_hierarchy_file reads it (no pickles, sizes checked before anything
+is allocated) and validates every array; loading for a graph also refuses it unless
+its original arcs, lengths and costs are the graph's and its two metrics' hashes
+match: a file can never answer for other weights.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from engine.csp.hierarchy.build import ParetoHierarchy
-from engine.io.atomic import atomic_write
 from engine.io.errors import LoadError
-from engine.io.validate import read_meta, read_npz
-from engine.io.validate_pareto_hierarchy import PARETO_HIERARCHY_KEYS, check_pareto_hierarchy
-
-FORMAT = "routelab-pareto-hierarchy"
-VERSION = 2                     # 2: arc_child and arcs as int32 (half the size of 1)
-SUFFIX = ".rlb"
-WHAT = "RouteLab bi-criteria hierarchy"
-ARRAYS = ("level", "arc_tail", "arc_head", "arc_length", "arc_cost", "arc_child", "arcs")
+from engine.io.pareto_hierarchy_file import ARRAYS, read_pareto_hierarchy, write_pareto_hierarchy
 
 
 def save_pareto_hierarchy(h: ParetoHierarchy, path) -> Path:
@@ -32,16 +23,10 @@ def save_pareto_hierarchy(h: ParetoHierarchy, path) -> Path:
     if len(h.metrics) != 2:
         raise ValueError("only a hierarchy built for two named metrics of a graph can be saved "
                          "(engine.csp.hierarchy.build.pareto_hierarchy_for)")
-    path = Path(path)
-    arrays = {name: getattr(h, name) for name in ARRAYS}
-    meta = {"format": FORMAT, "version": VERSION, "num_nodes": h.num_nodes,
-            "num_levels": h.num_levels, "num_original_arcs": h.num_original_arcs,
-            "metrics": list(h.metrics), "metric_hashes": list(h.metric_hashes),
-            "params": h.params, "build_ms": h.build_ms}
-    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-    with atomic_write(path) as f:
-        np.savez(f, **arrays)
-    return path
+    meta = {"num_nodes": h.num_nodes, "num_levels": h.num_levels,
+            "num_original_arcs": h.num_original_arcs, "metrics": list(h.metrics),
+            "metric_hashes": list(h.metric_hashes), "params": h.params, "build_ms": h.build_ms}
+    return write_pareto_hierarchy(Path(path), {name: getattr(h, name) for name in ARRAYS}, meta)
 
 
 def load_pareto_hierarchy(path, graph=None, minimize: str | None = None,
@@ -50,22 +35,13 @@ def load_pareto_hierarchy(path, graph=None, minimize: str | None = None,
     passes the validator and, with ``graph``, belongs to it and to ``minimize`` and
     ``budget_metric`` (when given)."""
     path = Path(path)
-    arrays = read_npz(path, WHAT)
-    meta = read_meta(path, arrays, FORMAT, VERSION, WHAT, PARETO_HIERARCHY_KEYS)
-    missing = [name for name in ARRAYS if name not in arrays]
-    if missing:
-        raise LoadError(path, f"damaged {WHAT}: {missing[0]} is missing")
+    meta, arrays = read_pareto_hierarchy(path)
     names, hashes = meta["metrics"], meta["metric_hashes"]
-    if not (len(names) == len(hashes) == 2 and all(isinstance(x, str) for x in names + hashes)):
-        raise LoadError(path, f"damaged {WHAT}: metrics and metric_hashes must be two names "
-                              "and two hashes")
     build_ms = meta.get("build_ms", 0.0)
     h = ParetoHierarchy(num_nodes=meta["num_nodes"], num_levels=meta["num_levels"],
                         num_original_arcs=meta["num_original_arcs"], params=meta["params"],
                         build_ms=float(build_ms) if isinstance(build_ms, (int, float)) else 0.0,
-                        metrics=tuple(names), metric_hashes=tuple(hashes),
-                        **{name: arrays[name] for name in ARRAYS})
-    check_pareto_hierarchy(h, path)
+                        metrics=tuple(names), metric_hashes=tuple(hashes), **arrays)
     if graph is not None:
         check_fits(h, graph, minimize or names[0], budget_metric or names[1], path)
     return h

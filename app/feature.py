@@ -118,6 +118,10 @@ class Controller(QObject):
     def route_changed(self, route) -> None:
         """The route on the map (session.ShownRoute), or None."""
 
+    def route_answered(self, params: dict, answer, before) -> None:
+        """A route (engine.capabilities.route.RouteAnswer for ``params``' source and
+        target) that another feature's job answered; ``before``: the route it replaces."""
+
     # ------------------------------------ requests (the feature that draws routes answers)
     def show_route(self, route, text: str, error: bool = False) -> None:
         """Draw ``route`` (a session.ShownRoute, None: none) with ``text`` as the route."""

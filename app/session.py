@@ -42,8 +42,8 @@ class Session:
     level_bins: object = None     # app.features.hierarchy.level_bins.LevelBins of that hierarchy
     levels_on: bool = False       # colour by level asked for
     inspected_node: int | None = None
-    decoder_text: str | None = None   # CRP: the decoder routes use (TOML of the last good customization)
-    cell_metric: object = None        # CRP: engine.crp.CellMetric of that decoder
+    crp_routes: bool = False          # CRP: routes use the engine's current customization
+    cell_metric: object = None        # CRP: engine.crp.CellMetric (host arrays) of the last good edit
     cells_level: int | None = None    # CRP: the partition level coloured on the map
     crp_cell: int | None = None       # CRP: the cell clicked in cells mode
 

@@ -43,8 +43,7 @@ PARTITION = Param("partition", str, None, "CRP partition (.rlp); made with defau
 DECODER = Param("decoder", str, None, "CRP metric decoder: a shipped name (car-fastest, "
                 "dimacs-time, ...) or a .toml file; default: car-fastest on maps, "
                 "dimacs-time on DIMACS")
-DECODER_TEXT = Param("decoder_text", str, None, "a decoder's TOML text (the window's editor)",
-                     cli=False)
+CURRENT_METRIC = "current"      # a route's decoder: the workspace's current customization
 
 
 def use_partition_file(workspace, params: dict) -> None:
@@ -55,12 +54,13 @@ def use_partition_file(workspace, params: dict) -> None:
 
 
 def decoder_for(workspace, params: dict):
-    """The decoder in the ``decoder_text`` parameter (TOML, read as data), else the one
-    named by ``decoder``, else the graph's natural default."""
-    from engine.crp.metric.decoder import load_decoder, parse_decoder
-    if params.get("decoder_text"):
-        return parse_decoder(params["decoder_text"], source="editor")
+    """The ``decoder`` parameter as a Decoder: itself when it is one (the window's editor
+    parsed it once; it is never parsed again), else the shipped decoder or .toml file it
+    names (the command line), else the graph's natural default."""
+    from engine.crp.metric.decoder import Decoder, load_decoder
     name = params.get("decoder")
+    if isinstance(name, Decoder):
+        return name
     if not name:
         g = workspace.graph
         name = ("car-fastest" if "road_class" in g.arc_attrs else

@@ -1,27 +1,47 @@
 """customize: cost every CRP cell for a metric decoder; each level is reported with
-its phases as it finishes. Writes nothing unless --out is given (a JSON report)."""
+its phases as it finishes. Writes nothing unless --out is given (a JSON report).
+
+The window sends the editor's Decoder itself (parsed once, in the editor) and, when
+its routes follow the metric, the endpoints (``source``, ``target``): the answer then
+carries the route on the new metric too, so one edit is one job."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from engine.capabilities import QUEUE, Capability, Param, register
-from engine.capabilities.common import (DECODER, DECODER_TEXT, PARTITION, decoder_for, text_lines,
-                                        use_partition_file)
+from engine.capabilities.common import DECODER, PARTITION, decoder_for, text_lines, use_partition_file
 from engine.io.atomic import atomic_write
 
 
-def run(workspace, params: dict, ctx):
+@dataclass(frozen=True)
+class Customized:
+    """A customization, and the route asked with it (None when none was asked)."""
+    metric: object                  # engine.crp.CellMetric, now the workspace's current one
+    route: object = None            # engine.capabilities.route.RouteAnswer on it
+    route_error: str = ""           # why there is no route although one was asked
+
+
+def run(workspace, params: dict, ctx) -> Customized:
     use_partition_file(workspace, params)
     decoder = decoder_for(workspace, params)
     metric = workspace.customize(decoder, cancel=ctx.cancel, on_level=ctx.record)
     metric.device_bytes = workspace.backend.memory_in_use()
     if params.get("out"):
         with atomic_write(params["out"], "w") as f:
-            json.dump(to_json(workspace, params, metric), f, indent=1)
-    return metric
+            json.dump(to_json(workspace, params, Customized(metric)), f, indent=1)
+    if params.get("source") is None or params.get("target") is None:
+        return Customized(metric)
+    from engine.capabilities.route import crp_route
+    from engine.core.paths import Unreachable
+    try:
+        return Customized(metric, crp_route(workspace, params))
+    except (Unreachable, ValueError) as e:
+        return Customized(metric, route_error=str(e).strip("'\""))
 
 
-def to_json(workspace, params: dict, metric) -> dict:
+def to_json(workspace, params: dict, answer: Customized) -> dict:
+    metric = answer.metric
     overlay = metric.overlay
     return {"decoder": metric.name, "unit": metric.unit, "backend": workspace.backend.describe(),
             "decode_ms": round(metric.decode_ms, 3), "total_ms": round(metric.total_ms, 3),
@@ -47,7 +67,7 @@ def text(r: dict) -> str:
 
 CUSTOMIZE = register(Capability(
     name="customize", label="Customize (CRP)", help="cost the CRP overlay for a metric decoder",
-    params=(PARTITION, DECODER, DECODER_TEXT, Param("out", str, None, "write the timing report here (JSON)",
+    params=(PARTITION, DECODER, Param("out", str, None, "write the timing report here (JSON)",
                                       file=True)),
     run=run, to_json=to_json, to_text=text, record_text=level_text,
     order=70, menu="&Metric", menu_text="Show the metric &editor", shortcut="M", policy=QUEUE))

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 
 from engine.capabilities import QUEUE, Capability, register
-from engine.capabilities.common import (DECODER, DECODER_TEXT, GEOJSON, GPX, HIERARCHY, METRIC,
+from engine.capabilities.common import (CURRENT_METRIC, DECODER, GEOJSON, GPX, HIERARCHY, METRIC,
                                         PARTITION, SOURCE, TARGET, decoder_for, file_ids,
                                         use_hierarchy_file, use_partition_file)
 from engine.export import write_path, written_lines
@@ -28,7 +28,7 @@ class RouteAnswer:
 
 
 def route(workspace, params: dict, ctx) -> RouteAnswer:
-    if params.get("decoder") or params.get("decoder_text") or params.get("partition"):
+    if params.get("decoder") or params.get("partition"):
         return _crp_route(workspace, params)
     use_hierarchy_file(workspace, params)
     router = workspace.router(params.get("metric"))
@@ -80,14 +80,24 @@ def _rounded(x: float | None, digits: int = 1) -> float | None:
 
 
 def _crp_route(workspace, params: dict) -> RouteAnswer:
-    """A turn-aware route by the CRP query on the decoder's customization (made here
-    unless the workspace already holds that decoder's)."""
-    from engine.crp.query.router import path_turns
+    """A turn-aware route by the CRP query: on the current customization when the
+    decoder is CURRENT_METRIC (the window's routes), else on the decoder's (customized
+    here unless the workspace already holds that decoder's)."""
     use_partition_file(workspace, params)
-    decoder = decoder_for(workspace, params)
-    current = workspace.cell_metric
-    if current is None or current.decoder != decoder or current.overlay is not workspace.overlay():
-        workspace.customize(decoder, timed=False)    # only the query's time is shown
+    if params.get("decoder") == CURRENT_METRIC:
+        workspace.current_metric()                   # there is one, or a clear error
+    else:
+        decoder = decoder_for(workspace, params)
+        current = workspace.cell_metric
+        if current is None or current.decoder != decoder or current.overlay is not workspace.overlay():
+            workspace.customize(decoder, timed=False)    # only the query's time is shown
+    return crp_route(workspace, params)
+
+
+def crp_route(workspace, params: dict) -> RouteAnswer:
+    """The route from ``source`` to ``target`` on the workspace's current CRP
+    customization, with the turns it takes and the query's steps."""
+    from engine.crp.query.router import path_turns
     router = workspace.crp_router()
     path, ms = _timed_route(workspace, router, params)
     turns = path_turns(router, path.arcs)
@@ -132,7 +142,7 @@ def _turn_lines(r: dict) -> list[str]:
 
 ROUTE = register(Capability(
     name="route", label="Route", help="shortest path between two nodes",
-    params=(SOURCE, TARGET, METRIC, HIERARCHY, PARTITION, DECODER, DECODER_TEXT, GEOJSON, GPX),
+    params=(SOURCE, TARGET, METRIC, HIERARCHY, PARTITION, DECODER, GEOJSON, GPX),
     run=route, to_json=to_json, to_text=text, needs_backend=False,
     order=20, menu="&Route", menu_text="&Route mode: start and destination by clicks", shortcut="R",
     policy=QUEUE))

@@ -2,7 +2,8 @@
 and on an OSM extract: partition, "car fastest", two clicks give a CRP route; avoiding
 motorways changes it and leaves a ghost; a dearer left turn never adds left turns; an
 invalid expression keeps the metric and the route; a burst of 50 slider moves ends on
-the route of the final decoder while the GUI thread keeps running."""
+the route of the final decoder while the GUI thread keeps running; an edit is parsed
+once and costs one engine round trip (its customization answers the route)."""
 from __future__ import annotations
 
 import time
@@ -137,7 +138,7 @@ def check_burst(qtbot, window, s, t):
         qtbot.wait(3)
     final = e.decoder()
     assert dict(final.speeds)["residential"] == start - 7
-    qtbot.waitUntil(lambda: session.decoder_text == final.to_toml() and session.route is not None
+    qtbot.waitUntil(lambda: session.cell_metric.decoder == final and session.route is not None
                     and session.route.path.metric == final.name
                     and not window.engine.running("customize") and not window.engine.running("route"),
                     timeout=CRP_TIMEOUT_MS)
@@ -193,3 +194,38 @@ def test_cells_mode_shows_a_cell_and_its_matrix(qtbot, window):
     entries, exits = crp(window).cells.points_drawn()
     assert (entries, exits) == overlay.levels[1].counts(cell)[:2]
     assert crp(window).cells.matrix_lines() > 0
+
+
+def test_an_edit_is_parsed_once_and_is_one_round_trip(qtbot, window, monkeypatch):
+    """One decoder edit: its TOML is parsed once (by the editor; every parse of a decoder
+    goes through engine.crp.metric.decoder's tomllib.loads), and one job goes to the
+    engine (the customization, which answers the route on the new metric too)."""
+    import engine.crp.metric.decoder as decoder_module
+    from engine.generate.network import generate_road_network
+    load_graph(qtbot, window, generate_road_network(3_000, seed=4))
+    partition(qtbot, window)
+    g = window.session.graph
+    click_node(qtbot, window, 7)
+    wait_route(qtbot, window, lambda: click_node(qtbot, window, g.num_nodes - 9))
+    qtbot.waitUntil(lambda: not window.engine.running("route"), timeout=CRP_TIMEOUT_MS)
+    parses, jobs = [], []
+    loads = decoder_module.tomllib.loads
+
+    class CountingToml:
+        @staticmethod
+        def loads(text):
+            parses.append(text)
+            return loads(text)
+    monkeypatch.setattr(decoder_module, "tomllib", CountingToml)
+    window.engine.submitted.connect(lambda job: jobs.append(job.kind))
+    e = editor(window)
+    spin = reveal(e, e.turn_spins["left"])
+    route = wait_route(qtbot, window, lambda: spin.setValue(spin.value() + 45))
+    qtbot.wait(300)                                   # nothing else follows the answer
+    assert len(parses) == 1, f"{len(parses)} parses of one edit"
+    assert jobs == ["customize"], f"one edit made the jobs {jobs}"
+    metric = window.session.cell_metric
+    assert metric.decoder == e.decoder() and route.method_label == "CRP query"
+    assert not window.engine.running("route")
+    expected = CrpQuery(metric.overlay, metric).route(route.source, route.target)
+    assert route.path.distance == expected.distance

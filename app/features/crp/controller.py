@@ -1,13 +1,15 @@
 """CRP in the window: partition the graph, edit the metric decoder live, see the cells.
 
-Every valid edit of the decoder (app.features.crp.decoder_editor) becomes, after one frame of
-debounce, a ``customize`` job; the engine keeps one in flight and only the newest
-waiting (stale edits are dropped, never queued). Its answer becomes the session's
-metric: routes are asked again with that decoder (turn-aware CRP routes; the route
-controller keeps the old one as a ghost and says what changed), the customization
-chart shows the run, and the map's cells follow the new overlay. An edit that fails
-(in the editor, or in the engine, e.g. a division by zero) never replaces the working
-metric: the panel says which one the map keeps.
+Every valid edit of the decoder (app.features.crp.decoder_editor, which parsed it once)
+becomes, after one frame of debounce, a ``customize`` job that carries the Decoder
+itself and, while routes use the metric, the endpoints; the engine keeps one in flight
+and only the newest waiting (stale edits are dropped, never queued). Its answer is the
+session's new metric and the route on it (one round trip per edit): the route feature
+draws it with the old one as a ghost and says what changed (``route_answered``), the
+customization chart shows the run, and the map's cells follow the new overlay. Routes
+asked later (new endpoints) name the engine's current metric, never the decoder again.
+An edit that fails (in the editor, or in the engine, e.g. a division by zero) never
+replaces the working metric: the panel says which one the map keeps.
 """
 from __future__ import annotations
 
@@ -52,7 +54,6 @@ class CrpController(Controller):
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._customize)
         self._wanted = None            # the decoder the next customization runs
-        self._applied = None           # TOML of the decoder of the session's metric
         self._partitioned = False
         p.partition_button.clicked.connect(self.partition)
         p.editor.edited.connect(self._on_edited)
@@ -106,13 +107,18 @@ class CrpController(Controller):
         return grey(f"the map keeps {m.name}" if m is not None else "no metric yet")
 
     def _customize(self) -> None:
+        """One job per edit: the Decoder (not its text) and, when routes use the metric,
+        the endpoints, so the answer carries the route on the new metric too."""
         decoder = self._wanted or self.panel.editor.decoder()
-        self.engine.submit("customize", {"decoder_text": decoder.to_toml()},
-                           label=f"Customizing {decoder.name}")
+        params = {"decoder": decoder}
+        s = self.session
+        if self.panel.routes_box.isChecked() and s.source is not None and s.target is not None \
+                and not self.window.owns_endpoints(s.mode):
+            params.update(source=s.source, target=s.target)
+        self.engine.submit("customize", params, label=f"Customizing {decoder.name}")
 
     def _on_routes_toggled(self, on: bool) -> None:
-        m = self.session.cell_metric
-        self.session.decoder_text = self._applied if on and m is not None else None
+        self.session.crp_routes = on and self.session.cell_metric is not None
         self.window.endpoints_changed("metric")
 
     # ---------------------------------------------------------- job answers
@@ -133,12 +139,10 @@ class CrpController(Controller):
                        f"in {s['partition_ms'] / 1000:.1f} s; " + grey("customizing…"))
         self._customize()
 
-    def _adopt_metric(self, job, metric) -> None:
-        s = self.session
-        self._applied = job.params["decoder_text"]
+    def _adopt_metric(self, job, answer) -> None:
+        s, metric = self.session, answer.metric
         s.cell_metric = metric
-        if self.panel.routes_box.isChecked():
-            s.decoder_text = self._applied
+        s.crp_routes = self.panel.routes_box.isChecked()
         total = metric.decode_ms + metric.total_ms
         self.chart.show_run(metric.timings, metric.decode_ms, metric.total_ms, metric.backend,
                             metric.device_bytes)
@@ -147,7 +151,21 @@ class CrpController(Controller):
                        f"{metric.backend.upper()}{notes}")
         self.window.apply_colouring()
         self.metric_shown.emit(metric)
-        self.window.endpoints_changed("metric")
+        self._show_route(job.params, answer)
+
+    def _show_route(self, params: dict, answer) -> None:
+        """The route the customization answered with it, if it is still the one wanted
+        (newer endpoints have their own route job, which runs on this metric); with no
+        route asked, the routes are asked again, on this metric."""
+        s = self.session
+        if "source" not in params:
+            self.window.endpoints_changed("metric")
+        elif (params["source"], params["target"]) != (s.source, s.target):
+            return
+        elif answer.route is not None:
+            self.window.broadcast("route_answered", params, answer.route, s.route)
+        else:
+            self.window.show_route(None, answer.route_error, error=True)
 
     def _customize_failed(self, job, message: str) -> None:
         self.panel.say(red(f"{job.label} failed: {message}") + "<br>" + self._keeps())

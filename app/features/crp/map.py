@@ -26,7 +26,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, Signal
 
 from app.map_view import Colouring
-from engine.crp.customization.cpu import FORBIDDEN
+from engine.crp.metric import FORBIDDEN
 from engine.core.units import Unit
 
 # Distinct colours, readable on the map's light background (no greys: the boundary is dark).
@@ -179,9 +179,7 @@ class CellOverlay(QObject):
         if d is None:
             return
         g, topo = overlay.graph, overlay.levels[level]
-        ne, nx, _ = topo.counts(cell)
-        s = metric.shortcuts[level][topo.clique_first[cell]:topo.clique_first[cell + 1]]
-        s = np.asarray(s).reshape(ne, nx)
+        s = metric.cell_matrix(level, cell)
         r, j = np.nonzero(s != FORBIDDEN)
         total = r.size
         stride = max(1, math.ceil(total / MAX_MATRIX_LINES))

@@ -12,6 +12,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLineEdit, QPushButton
 
+from engine.capabilities.common import CURRENT_METRIC
 from engine.core.polylines import route_polyline
 from engine.core.units import Unit, unit_of
 
@@ -180,8 +181,8 @@ class RouteController(Controller):
             self.engine.drop("route")
             self.summary.setText(grey("routing…"))
         params = {"source": s.source, "target": s.target, "metric": s.metric}
-        if s.decoder_text:
-            params["decoder_text"] = s.decoder_text     # a turn-aware CRP route
+        if s.crp_routes:
+            params["decoder"] = CURRENT_METRIC           # a turn-aware CRP route on the current metric
         self._before = before if before is not None and before.source == s.source \
             and before.target == s.target else None
         self.engine.submit("route", params)
@@ -190,8 +191,19 @@ class RouteController(Controller):
         if not self.engine.running("route") and self.summary.text() == grey("routing…"):
             self.show(None, "")
 
+    def route_answered(self, params: dict, answer, before: ShownRoute | None) -> None:
+        """A route another feature's job answered for ``params`` (source, target): a
+        metric edit's customization routes too, so an edit is one round trip. Drawn as
+        an answer to a request after a metric change: ``before`` becomes the ghost."""
+        self._before = before if before is not None and before.source == params["source"] \
+            and before.target == params["target"] else None
+        self._draw(params, answer)
+
     def on_result(self, job, a) -> None:
-        p, d = job.params, self.session.drawing
+        self._draw(job.params, a)
+
+    def _draw(self, p: dict, a) -> None:
+        d = self.session.drawing
         xy = None if d is None else route_polyline(d.points, self.session.graph, a.path.arcs)
         text = f"{a.summary.text(a.compute_ms)} by {a.method_label}"
         if a.turns:

@@ -69,3 +69,26 @@ def ny_queries() -> dict:
     --compiled --reference-sets Q1,Q2,Q3)."""
     import json
     return json.loads(NY_CSP_QUERIES.read_text())
+
+
+@pytest.fixture(scope="session")
+def rome_csp(rome):
+    """Rome99 for cost-budgeted paths: the graph with a synthetic travel time as metric
+    "synthetic" (engine.csp.query_sets.synthetic_cost), its one length metric's name, and
+    Vine's query sets Q1-Q3 (seed 0)."""
+    from engine.csp.query_sets import build_query_sets, with_cost_metric
+    length = rome.metric_names[0]
+    sets = build_query_sets(rome, length, "synthetic", seed=0)
+    return with_cost_metric(rome, "synthetic", length), length, sets
+
+
+@pytest.fixture(scope="session")
+def save_graph(tmp_path_factory):
+    """save_graph(graph, folder) -> the path, as text, of ``graph`` saved as a graph cache
+    (g.rlg) in a fresh folder named after ``folder``: the file the commands take."""
+    def save(graph, folder: str) -> str:
+        from engine.io.cache import save_cache
+        path = tmp_path_factory.mktemp(folder) / "g.rlg"
+        save_cache(graph, path)
+        return str(path)
+    return save

@@ -10,13 +10,11 @@ import json
 import gpxpy
 import numpy as np
 import pytest
-import shapely
 from shapely.geometry import shape
 
 from app.cli import main
 from engine.routing import reference
 from engine.generate.network import generate_road_network
-from engine.io.cache import save_cache
 from engine.core.polylines import path_lonlat
 from engine.routing import router_for
 
@@ -32,10 +30,8 @@ def graph():
 
 
 @pytest.fixture(scope="module")
-def graph_file(graph, tmp_path_factory):
-    path = tmp_path_factory.mktemp("export") / "g.rlg"
-    save_cache(graph, path)
-    return str(path)
+def graph_file(graph, save_graph):
+    return save_graph(graph, "export")
 
 
 def ids(graph, *nodes) -> list[str]:
@@ -192,13 +188,3 @@ def test_a_failed_export_leaves_no_file(capsys, graph, graph_file, tmp_path):
     assert main(["route", graph_file, "--from", ids(graph, S)[0], "--to", ids(graph, T)[0],
                  "--geojson", str(out)]) == 1
     assert "route.geojson" in capsys.readouterr().err and not out.parent.exists()
-
-
-def test_polygon_geojson_is_right_hand_and_closed():
-    from engine.export.geojson import polygonal
-    square = shapely.Polygon([(0, 0), (0, 1), (1, 1), (1, 0)], holes=[[(0.2, 0.2), (0.8, 0.2), (0.8, 0.8)]])
-    g = polygonal(square)                              # clockwise in, counter-clockwise out
-    outer, hole = g["coordinates"]
-    assert outer[0] == outer[-1] and hole[0] == hole[-1]
-    assert shapely.LinearRing(outer).is_ccw and not shapely.LinearRing(hole).is_ccw
-    assert shape(g).equals(square)

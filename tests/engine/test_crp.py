@@ -3,7 +3,6 @@
 paths valid, and the command line."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -243,35 +242,3 @@ def test_forbidden_classes_are_avoided():
             continue
         assert (g.arc_attrs["road_class"][p.arcs] != 0).all()
 
-
-# ------------------------------------------------------------------ command line
-def run_cli(*args) -> dict:
-    from app.cli import main
-    import contextlib
-    import io
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(list(args))
-    assert code in (0, None), out.getvalue()
-    return json.loads(out.getvalue()) if "--json" in args else {"text": out.getvalue()}
-
-
-def test_cli_partition_customize_route(tmp_path):
-    g = generate_road_network(4_000, seed=3)
-    from engine.io.cache import save_cache
-    graph_file = tmp_path / "g.rlg"
-    save_cache(g, graph_file)
-    rlp = tmp_path / "p.rlp"
-    run_cli("partition", str(graph_file), "--levels", "6,9", "--out", str(rlp))
-    info = run_cli("info", str(graph_file), "--partition", str(rlp), "--json")
-    assert info["partition"]["cell_sizes_log2"][-2:] == [6, 9]
-    custom = run_cli("customize", str(graph_file), "--partition", str(rlp), "--decoder",
-                     "delivery", "--json")
-    assert custom["decoder"] == "delivery" and len(custom["levels"]) == len(info["partition"]["cells"])
-    assert not (tmp_path / "report.json").exists()
-    r = run_cli("route", str(graph_file), "--partition", str(rlp), "--decoder", "delivery",
-                "--from", "3", "--to", "3900", "--json")
-    assert r["method"] == "crp" and r["unit"] == "ds"
-    assert sum(r["turns"].values()) == r["arcs"] - 1
-    text = run_cli("route", str(graph_file), "--decoder", "car-fastest", "--from", "3", "--to", "3900")
-    assert "CRP query" in text["text"] and "turn costs paid" in text["text"]

@@ -1,11 +1,7 @@
 """Cost-budgeted paths on the CPU (engine.csp): exact against brute force on small
 graphs, the bounds never change an answer (with and without them, and the Pareto set),
-the edge cases, and the command line."""
+the edge cases (the command line: tests/app/test_cli_csp.py)."""
 from __future__ import annotations
-
-import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -173,46 +169,6 @@ def test_label_memory_limit_is_an_error_not_an_answer(gen):
     pytest.skip("no query needed labeling")
 
 
-def cli_case(tmp_path):
-    """A saved 2,000-node graph: its CspQuery, the csp arguments from node 3 to 1500,
-    the answer without a budget, and a budget halfway between the least cost and the
-    shortest path's."""
-    from engine.io.cache import save_cache
-    g = generate_road_network(2_000, seed=7)
-    path = tmp_path / "g.rlg"
-    save_cache(g, path)
-    q = CspQuery(g)
-    top = q.solve(3, 1500, 10**12)
-    args = ["csp", str(path), "--from", str(g.node_id[3]), "--to", str(g.node_id[1500])]
-    return q, args, top, (top.least_cost + top.shortest_cost) // 2
-
-
-def test_cli_csp(tmp_path):
-    q, args, top, budget = cli_case(tmp_path)
-    r = json.loads(cli(*args, "--budget", str(budget), "--pareto", "--json").stdout)
-    expected = q.solve(3, 1500, budget)
-    assert r["length"] == expected.length and r["cost"] <= budget and r["pareto"][0][0] == expected.length
-    text = cli(*args, "--budget", str(budget)).stdout
-    assert f"distance {expected.length:,} within travel_time budget {budget:,}" in text
-    assert "labels: created" in text and "bounds:" in text
-    assert expected.answered_by.startswith("labeling")
-    lag = cli(*args, "--budget", str(budget), "--lagrangian", "always")
-    assert f"distance {expected.length:,} within" in lag.stdout
-    assert "Lagrangian bound from the start:" in lag.stdout and "LARAC steps" in lag.stdout
-    j = json.loads(cli(*args, "--budget", str(budget), "--lagrangian", "always", "--json").stdout)
-    assert j["lagrangian"]["lower"] <= j["length"] <= j["lagrangian"]["upper"]
-    assert "Lagrangian" not in text             # auto: this query is not hard enough
-    bad = cli(*args, "--budget", str(budget), "--lagrangian", "sometimes")
-    assert bad.returncode != 0 and "lagrangian" in bad.stderr
-    low = cli(*args, "--budget", str(top.least_cost - 1))
-    assert low.returncode == 1 and f"least cost is {top.least_cost:,}" in low.stderr
-
-
-def cli(*args):
-    return subprocess.run([sys.executable, "-c", "import sys; from app.cli import main; "
-                           "sys.exit(main(sys.argv[1:]))", *args], capture_output=True, text=True)
-
-
 # ------------------------------------------------------- Vine's query sets, exact
 def _check_sets(g, minimize, budget_metric, sets, per_set=None, reference=None,
                 names=("Q1", "Q2", "Q3"), **options):
@@ -237,16 +193,11 @@ def _check_sets(g, minimize, budget_metric, sets, per_set=None, reference=None,
     return checked
 
 
-def test_rome99_query_sets_equal_the_reference():
+def test_rome99_query_sets_equal_the_reference(rome_csp):
     """Every query of Q1-Q3 on Rome99 (its one metric as length, a synthetic travel
     time as cost: engine.csp.query_sets.synthetic_cost)."""
-    from engine.csp.query_sets import build_query_sets, with_cost_metric
-    from engine.io import load
-    from tests.conftest import ROME, need
-    g = load([need(ROME)])
-    length = g.metric_names[0]
-    sets = build_query_sets(g, length, "synthetic", seed=0)
-    assert _check_sets(with_cost_metric(g, "synthetic", length), length, "synthetic", sets) == 60
+    g, length, sets = rome_csp
+    assert _check_sets(g, length, "synthetic", sets) == 60
 
 
 def test_generated_50k_query_sets_equal_the_reference():

@@ -105,26 +105,7 @@ def test_down_sets_reach_only_the_target(gen):
         assert h.level[x] > h.level[t]
 
 
-def test_rome99_query_sets_equal_the_reference():
-    from engine.csp.query_sets import build_query_sets, with_cost_metric
-    from engine.io import load
-    from tests.conftest import ROME, need
-    g = load([need(ROME)])
-    length = g.metric_names[0]
-    sets = build_query_sets(g, length, "synthetic", seed=0)
-    g = with_cost_metric(g, "synthetic", length)
+def test_rome99_query_sets_equal_the_reference(rome_csp):
+    g, length, sets = rome_csp
     h = hierarchy_of(g, length, "synthetic")
     assert _check_sets(g, length, "synthetic", sets, hierarchy=h) == 60
-
-
-def test_cli_on_the_hierarchy(tmp_path):
-    import json
-    from tests.engine.test_csp import cli, cli_case
-    q, args, _, budget = cli_case(tmp_path)
-    args += ["--budget", str(budget), "--hierarchy"]
-    r = json.loads(cli(*args, "--pareto", "--json").stdout)
-    expected = q.solve(3, 1500, budget, pareto=True)
-    assert r["length"] == expected.length and r["cost"] <= budget
-    assert r["pareto"] == [[p.length, p.cost] for p in expected.pareto]
-    assert r["method"].endswith("on the bi-criteria hierarchy")
-    assert "on the bi-criteria hierarchy" in cli(*args).stdout

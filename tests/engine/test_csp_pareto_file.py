@@ -1,10 +1,10 @@
 """Bi-criteria hierarchy files (.rlb, engine.csp.hierarchy.file): a saved hierarchy loads
 with the same arrays and answers; a damaged, tampered or foreign file is refused with
 its name and the reason (engine.io.pareto_hierarchy_file); fuzzed files are
-refused or answer exactly; the command line builds, writes and reuses one."""
+refused or answer exactly (the command line builds, writes and reuses one:
+tests/app/test_cli_csp.py)."""
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
@@ -164,22 +164,6 @@ def test_fuzzed_files_are_refused_or_exact(tmp_path, saved, data):
     for s, t, b, length in cases:
         r = q.solve(s, t, b)
         assert r.length == length and r.cost <= b
-
-
-def test_cli_builds_writes_and_reuses_a_file(tmp_path):
-    from tests.engine.test_csp import cli, cli_case
-    q, args, _, budget = cli_case(tmp_path)
-    file = tmp_path / "g.rlb"
-    args += ["--budget", str(budget), "--hierarchy-file", str(file)]
-    first = json.loads(cli(*args, "--json").stdout)
-    assert file.exists() and first["hierarchy"]["written"] is True
-    expected = q.solve(3, 1500, budget)
-    again = cli(*args)
-    assert f"distance {expected.length:,} within" in again.stdout
-    assert f"loaded from {file}" in again.stdout and "shortcuts" in again.stdout
-    other = cli(*args[:-2], "--hierarchy-file", str(file), "--minimize", "travel_time",
-                "--budget-metric", "distance")
-    assert other.returncode != 0 and "g.rlb" in other.stderr and "not 'travel_time'" in other.stderr
 
 
 def test_a_hierarchy_file_in_a_missing_folder_fails_before_the_build(tmp_path):

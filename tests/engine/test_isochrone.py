@@ -1,21 +1,15 @@
 """Isochrones (issue 15): every node within a cut-off is inside its area, no node far
-beyond it is; the areas nest and the bands tile them; the command writes valid GeoJSON
-(lon/lat, closed right-hand rings) with PHAST when there is a hierarchy; bad cut-offs
-are one clear line."""
+beyond it is; the areas nest and the bands tile them; cut-offs read with their unit.
+The command's GeoJSON and errors are tested by tests/app/test_cli_isochrone.py."""
 from __future__ import annotations
-
-import json
 
 import numpy as np
 import pytest
 import shapely
-from shapely.geometry import shape
 
-from app.cli import main
 from engine.routing import reference
 from engine.generate.network import generate_road_network
 from engine.core.graph import RoadGraph
-from engine.io.cache import save_cache
 from engine.sssp.isochrone import default_buffer_m, isochrones
 from engine.core.polylines import arc_polylines
 
@@ -41,13 +35,6 @@ def cutoffs(tree):
 @pytest.fixture(scope="module")
 def iso(graph, tree, cutoffs):
     return isochrones(graph, tree.distance, "travel_time", cutoffs, source=SOURCE)
-
-
-@pytest.fixture(scope="module")
-def graph_file(graph, tmp_path_factory):
-    path = tmp_path_factory.mktemp("iso") / "g.rlg"
-    save_cache(graph, path)
-    return str(path)
 
 
 def reached_arcs_xy(graph, tree, cutoff: float):
@@ -105,62 +92,6 @@ def test_the_default_buffer_is_half_the_median_arc(graph):
     assert default_buffer_m(graph) == pytest.approx(np.clip(median / 2, 10, 150))
 
 
-def test_the_command_writes_valid_geojson(capsys, graph, graph_file, tmp_path, cutoffs):
-    out = tmp_path / "iso.geojson"
-    assert main(["isochrone", graph_file, "--from", str(graph.node_id[SOURCE]), "--metric", "travel_time",
-                 "--cutoffs", "1min,2min,3min", "--backend", "cpu", "--geojson", str(out), "--json"]) == 0
-    r = json.loads(capsys.readouterr().out)
-    assert r["cutoffs"] == [600, 1200, 1800] and r["unit"] == "ds"     # deciseconds
-    assert r["cutoffs_text"] == ["1:00 min", "2:00 min", "3:00 min"] and r["tree_method"] != "phast"
-    data = json.loads(out.read_text(encoding="utf-8"))
-    assert data["type"] == "FeatureCollection" and len(data["features"]) == 3
-    lon_range = (graph.lon.min() - 0.01, graph.lon.max() + 0.01)
-    lat_range = (graph.lat.min() - 0.01, graph.lat.max() + 0.01)
-    areas = []
-    for f in data["features"]:
-        geometry = f["geometry"]
-        assert geometry["type"] in ("Polygon", "MultiPolygon")
-        polygons = [geometry["coordinates"]] if geometry["type"] == "Polygon" else geometry["coordinates"]
-        for rings in polygons:
-            for i, ring in enumerate(rings):
-                assert ring[0] == ring[-1] and len(ring) >= 4               # closed
-                assert shapely.LinearRing(ring).is_ccw == (i == 0)         # right-hand rule
-                lon, lat = np.array(ring).T                                 # [lon, lat] order
-                assert lon_range[0] <= lon.min() and lon.max() <= lon_range[1]
-                assert lat_range[0] <= lat.min() and lat.max() <= lat_range[1]
-        area = shape(geometry)
-        assert area.is_valid and area.contains(shapely.Point(graph.lon[SOURCE], graph.lat[SOURCE]))
-        p = f["properties"]
-        assert (p["unit"], p["metric"], p["source"]) == ("ds", "travel_time", int(graph.node_id[SOURCE]))
-        areas.append((p["cutoff"], p["cutoff_text"], area))
-    assert [a[0] for a in areas] == [1800, 1200, 600] and areas[-1][1] == "1:00 min"   # largest first
-    assert areas[1][2].area < areas[0][2].area
-
-
-def test_phast_when_there_is_a_hierarchy(capsys, graph, graph_file, tmp_path):
-    h = tmp_path / "g.rlh"
-    assert main(["contract", graph_file, "--metric", "travel_time", "--K", "64", "--backend", "cpu",
-                 "--out", str(h), "--json"]) == 0
-    capsys.readouterr()
-    args = ["isochrone", graph_file, "--from", str(graph.node_id[SOURCE]), "--cutoffs", "2min",
-            "--backend", "cpu", "--json"]
-    with_h = main(args + ["--hierarchy", str(h)]), json.loads(capsys.readouterr().out)
-    without = main(args + ["--metric", "travel_time"]), json.loads(capsys.readouterr().out)
-    assert with_h[1]["tree_method"] == "phast" and without[1]["tree_method"] != "phast"
-    assert with_h[1]["area_km2"] == pytest.approx(without[1]["area_km2"])
-
-
-@pytest.mark.parametrize("cutoffs, says", [
-    ("600,300", "must increase"), ("300,300", "must increase"), ("0,300", "must be positive"),
-    ("-5", "not an amount"), ("5min", "'min' is not a unit of this metric"), ("", "not an amount"),
-])
-def test_bad_cutoffs_are_one_clear_line(capsys, graph, graph_file, cutoffs, says):
-    assert main(["isochrone", graph_file, "--from", str(graph.node_id[SOURCE]), "--cutoffs", cutoffs,
-                 "--backend", "cpu"]) == 1                       # the default metric is a length
-    err = capsys.readouterr().err
-    assert says in err and err.startswith("routelab isochrone: --cutoffs") and err.count("\n") == 1
-
-
 def test_a_unit_after_the_last_cutoff_applies_to_all():
     from engine.capabilities.isochrone import cutoffs_in_raw_units
     from engine.core.units import Unit
@@ -169,10 +100,3 @@ def test_a_unit_after_the_last_cutoff_applies_to_all():
     assert cutoffs_in_raw_units("0.5, 1.5km", Unit("m")) == [500, 1500]
     with pytest.raises(ValueError, match="'10, 5 min': amounts must increase"):
         cutoffs_in_raw_units("10, 5 min", Unit("ds"))
-
-
-def test_a_graph_without_coordinates_is_refused(capsys, tmp_path):
-    gr = tmp_path / "tiny.gr"
-    gr.write_text("p sp 3 2\na 1 2 5\na 2 3 7\n")
-    assert main(["isochrone", str(gr), "--from", "1", "--cutoffs", "5"]) == 1
-    assert "needs node coordinates" in capsys.readouterr().err

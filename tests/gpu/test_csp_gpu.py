@@ -9,11 +9,10 @@ import pytest
 from engine.core.backend import cpu_backend
 from engine.csp import CspQuery, LabelMemoryExceeded, NoPathWithinBudget
 from engine.csp.labeling.parallelism import ar_forecast, next_k
-from engine.csp.query_sets import build_query_sets, internal_queries, with_cost_metric
+from engine.csp.query_sets import build_query_sets, internal_queries
 from engine.csp.reference import path_totals, reference_csp, reference_csp_compiled
 from engine.generate.network import generate_road_network
 from engine.core.paths import Unreachable
-from tests.conftest import ROME, need
 from tests.engine.test_csp import brute_force_cases, check_edge_cases, pareto_of
 from tests.engine.test_csp_hierarchy import hierarchy_of
 from tests.strategies import random_two_metric_graph
@@ -76,26 +75,17 @@ def _sets_equal(g, minimize, metric, sets, gpu, reference, with_cpu=True, per_se
     return checked
 
 
-def rome99_query_sets():
-    """Rome99 with its synthetic cost metric, the length metric's name, Vine's sets."""
-    from engine.io import load
-    g = load([need(ROME)])
-    length = g.metric_names[0]
-    sets = build_query_sets(g, length, "synthetic", seed=0)
-    return with_cost_metric(g, "synthetic", length), length, sets
-
-
-def test_rome99_query_sets(gpu):
-    g, length, sets = rome99_query_sets()
+def test_rome99_query_sets(rome_csp, gpu):
+    g, length, sets = rome_csp
     assert _sets_equal(g, length, "synthetic", sets, gpu, reference_csp) == 60
 
 
-def test_rome99_pareto_sets_repeated(gpu):
+def test_rome99_pareto_sets_repeated(rome_csp, gpu):
     """The list chunks are reused from query to query; Pareto mode reads the target's
     list without its lock, so a chunk linked before its slots were cleared once let an
     earlier query's label prune the optimum (about 1 in 1,000 Pareto sets on Rome99).
     Ten rounds of the 60 queries, each Pareto set's first point against the reference."""
-    g, length, sets = rome99_query_sets()
+    g, length, sets = rome_csp
     L, C = (np.asarray(g.metrics[m], np.int64) for m in (length, "synthetic"))
     queries = [q for name in ("Q1", "Q2", "Q3") for q in internal_queries(g, sets, name)]
     expected = {q: reference_csp_compiled(g.first_out, g.head, L, C, *q)[0] for q in queries}
@@ -105,12 +95,12 @@ def test_rome99_pareto_sets_repeated(gpu):
     assert wrong == []
 
 
-def test_passes_larger_than_the_grid(gpu):
+def test_passes_larger_than_the_grid(rome_csp, gpu):
     """A pass deals its near labels over every warp of the grid, at most 32 to a warp:
     with one block of two warps a pass of more than 64 labels takes several rounds (one
     that expands more than 5 x 64 labels, with runs of at most 5 hops, surely does).
     Rome99's sets, the answer and the Pareto set's first point against the reference."""
-    g, length, sets = rome99_query_sets()
+    g, length, sets = rome_csp
     L, C = (np.asarray(g.metrics[m], np.int64) for m in (length, "synthetic"))
     tiny = CspQuery(g, length, "synthetic", backend=gpu, blocks=1, threads=64, chain=4)
     several_rounds = 0
@@ -220,9 +210,16 @@ def _middle_budget_queries(g, gpu, seed, count):
     return found
 
 
-def test_label_memory_grows_for_a_query_that_needs_more(gpu, monkeypatch):
+@pytest.fixture
+def label_gpu(monkeypatch):
+    """engine.csp.labeling.gpu with room for 1,024 labels at the start of a query
+    (START_LABELS), so that middle-budget queries on 20,000 nodes must grow it."""
     from engine.csp.labeling import gpu as label_gpu
     monkeypatch.setattr(label_gpu, "START_LABELS", 1024)
+    return label_gpu
+
+
+def test_label_memory_grows_for_a_query_that_needs_more(gpu, label_gpu):
     g = generate_road_network(20_000, seed=4)
     small = CspQuery(g, bounds=False, backend=gpu)          # starts with room for 1,024
     cpu = CspQuery(g, bounds=False, backend=cpu_backend())
@@ -235,9 +232,7 @@ def test_label_memory_grows_for_a_query_that_needs_more(gpu, monkeypatch):
     assert grown, "no query needed more than 1,024 labels"
 
 
-def test_a_pareto_set_grows_only_up_to_a_limit_given(gpu, monkeypatch):
-    from engine.csp.labeling import gpu as label_gpu
-    monkeypatch.setattr(label_gpu, "START_LABELS", 1024)
+def test_a_pareto_set_grows_only_up_to_a_limit_given(gpu, label_gpu):
     g = generate_road_network(20_000, seed=4)
     q = CspQuery(g, bounds=False, backend=gpu)
     given = CspQuery(g, bounds=False, backend=gpu, max_labels=10**7)
@@ -253,10 +248,8 @@ def test_a_pareto_set_grows_only_up_to_a_limit_given(gpu, monkeypatch):
     pytest.fail("no Pareto set needed more than 1,024 labels")
 
 
-def test_a_cancelled_job_does_not_run_again_with_more_memory(gpu, monkeypatch):
-    from engine.csp.labeling import gpu as label_gpu
+def test_a_cancelled_job_does_not_run_again_with_more_memory(gpu, label_gpu):
     from engine.core.progress import Cancelled, CancelToken
-    monkeypatch.setattr(label_gpu, "START_LABELS", 1024)
     g = generate_road_network(20_000, seed=4)
     q = CspQuery(g, bounds=False, backend=gpu)
     token = CancelToken()
@@ -272,9 +265,7 @@ def test_a_cancelled_job_does_not_run_again_with_more_memory(gpu, monkeypatch):
     pytest.fail("no query needed more than 1,024 labels")
 
 
-def test_no_device_memory_to_grow_is_a_clear_error(gpu, monkeypatch):
-    from engine.csp.labeling import gpu as label_gpu
-    monkeypatch.setattr(label_gpu, "START_LABELS", 1024)
+def test_no_device_memory_to_grow_is_a_clear_error(gpu, label_gpu, monkeypatch):
     allocate = label_gpu.GpuLabeling._allocate
 
     def out_of_memory_above_1024(self, wanted):
@@ -394,8 +385,8 @@ def test_small_graphs_on_the_hierarchy_equal_brute_force(gpu, seed):
                                g.metrics["travel_time"], s, t, x.arcs) == (x.length, x.cost)
 
 
-def test_rome99_and_50k_on_the_hierarchy(gpu):
-    g, length, sets = rome99_query_sets()
+def test_rome99_and_50k_on_the_hierarchy(rome_csp, gpu):
+    g, length, sets = rome_csp
     L, C = (np.asarray(g.metrics[m], np.int64) for m in (length, "synthetic"))
     q = CspQuery(g, length, "synthetic", backend=gpu,
                  hierarchy=hierarchy_of(g, length, "synthetic"))

@@ -64,3 +64,19 @@ def dimacs_like_graph(seed: int, n: int, m: int, max_distance: int) -> RoadGraph
     head = (tail + rng.integers(1, n, m)) % n
     return RoadGraph.from_arcs(n, tail, head, {"distance": rng.integers(1, max_distance, m),
                                                "travel_time": rng.integers(2, 9000, m)})
+
+
+def random_turn_weights(overlay, seed: int = 0, forbidden: float = 0.0, scale: int = 1,
+                        u_turn: int = 0):
+    """int32 turn weights for a CRP overlay: a random cost 0-29 per turn type plus the
+    arc's own metric, times ``scale``, capped at FORBIDDEN; a ``forbidden`` share of the
+    turns FORBIDDEN; ``u_turn`` (when not 0) the cost of every U-turn type."""
+    from engine.core.turns import U_TURN
+    from engine.crp.metric import FORBIDDEN
+    rng = np.random.default_rng(seed)
+    arc = overlay.graph.metric(None).astype(np.int64)
+    by_type = rng.integers(0, 30, 8)
+    by_type[U_TURN] = u_turn or by_type[U_TURN]
+    tw = (by_type[overlay.turns.turn_type] + arc[overlay.turns.to_arc]) * scale
+    tw[rng.random(tw.size) < forbidden] = FORBIDDEN
+    return np.minimum(tw, FORBIDDEN).astype(np.int32)

@@ -18,6 +18,7 @@ from engine.crp.partition.overlay import Overlay
 from engine.crp.partition.nested import Partition
 from engine.generate.network import generate_road_network
 from engine.core.graph import RoadGraph
+from tests.strategies import random_turn_weights
 
 
 def _reference(o, weights, level=0):
@@ -26,14 +27,6 @@ def _reference(o, weights, level=0):
     overflow = customize_cells(t.vertex_first, t.entry_first, t.exit_first, t.edge_first,
                                t.edge_to, t.edge_weight, weights, t.clique_first, s)
     return s, overflow
-
-
-def _turn_weights(o, seed=0, forbidden=0.0, scale=1):
-    rng = np.random.default_rng(seed)
-    arc = o.graph.metric(None).astype(np.int64)
-    tw = (rng.integers(0, 30, 8)[o.turns.turn_type] + arc[o.turns.to_arc]) * scale
-    tw[rng.random(tw.size) < forbidden] = FORBIDDEN
-    return np.minimum(tw, FORBIDDEN).astype(np.int32)
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +68,7 @@ def islands():
 def test_equals_customize_cells(gen, forbidden):
     o, mc = gen
     for seed in range(2):
-        tw = _turn_weights(o, seed, forbidden)
+        tw = random_turn_weights(o, seed, forbidden)
         expected, overflow = _reference(o, tw)
         assert not overflow
         assert np.array_equal(run_microcode_cpu(mc, tw), expected)
@@ -84,7 +77,7 @@ def test_equals_customize_cells(gen, forbidden):
 def test_level_one_on_level_zero_costs(gen):
     """The compiler is level-agnostic: level 1 from S_0 equals its Dijkstra too."""
     o, mc = gen
-    s0 = run_microcode_cpu(mc, _turn_weights(o, 5, 0.05))
+    s0 = run_microcode_cpu(mc, random_turn_weights(o, 5, 0.05))
     assert np.array_equal(run_microcode_cpu(compile_microcode(o, 1), s0), _reference(o, s0, 1)[0])
 
 
@@ -96,14 +89,14 @@ def test_cells_without_entries_or_exits(islands):
     mc = compile_microcode(o)
     assert (mc.num_slots[ne * nx == 0] == 0).all()
     for forbidden in (0.0, 0.2):
-        tw = _turn_weights(o, 1, forbidden)
+        tw = random_turn_weights(o, 1, forbidden)
         assert np.array_equal(run_microcode_cpu(mc, tw), _reference(o, tw)[0])
     _check_meanings(o, mc)
 
 
 def test_overflow_detected(gen):
     o, mc = gen
-    tw = _turn_weights(o, scale=2_000_000)
+    tw = random_turn_weights(o, scale=2_000_000)
     assert _reference(o, tw)[1]
     with pytest.raises(CostOverflow, match="level-0"):
         run_microcode_cpu(mc, tw)
@@ -194,7 +187,7 @@ def test_packed_blocks_emulated(gen, slots_per_block):
     o, mc = gen
     p = pack_blocks(mc, slots_per_block)
     assert p.block_cell_first[-1] == mc.num_cells and p.layer_first[-1] == mc.num_instructions
-    tw = _turn_weights(o, 3, 0.05)
+    tw = random_turn_weights(o, 3, 0.05)
     out = np.empty(mc.num_shortcuts, dtype=np.int32)
     for g in range(p.num_blocks):
         m = np.full(p.block_slots[g] + 1, FORBIDDEN, dtype=np.int64)     # + a sink for NO_SLOT

@@ -151,8 +151,11 @@ def test_ch_query_needs_an_attached_hierarchy(generated):
 
 
 # ---------------------------------------------------------------------- slow
-def _many_pairs(graph, routers, pairs: int, seed: int) -> None:
+def _many_pairs(graph, metric, pairs: int, seed: int) -> None:
+    """``pairs`` random pairs from 100 sources, by CH and by bidirectional Dijkstra."""
     sources = 100
+    routers = [ChQuery(contract(graph, metric, backend=cpu_backend())),
+               BidirectionalDijkstra(graph, metric)]
     for router in routers:
         assert check_pairs(graph, router, sources, pairs // sources, seed) == pairs
 
@@ -160,23 +163,17 @@ def _many_pairs(graph, routers, pairs: int, seed: int) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("metric", ["distance", "travel_time"])
 def test_ny_1000_pairs(ny, metric):
-    routers = [ChQuery(contract(ny, metric, backend=cpu_backend())),
-               BidirectionalDijkstra(ny, metric)]
-    _many_pairs(ny, routers, 1_000, seed=13)
+    _many_pairs(ny, metric, 1_000, seed=13)
 
 
 @pytest.mark.slow
 @pytest.mark.heavy
 @pytest.mark.parametrize("metric", ["distance", "travel_time"])
 def test_ny_10000_pairs(ny, metric):
-    routers = [ChQuery(contract(ny, metric, backend=cpu_backend())),
-               BidirectionalDijkstra(ny, metric)]
-    _many_pairs(ny, routers, 10_000, seed=11)
+    _many_pairs(ny, metric, 10_000, seed=11)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("metric", ["distance", "travel_time"])
 def test_generated_10000_pairs(metric):
-    g = generate_road_network(30_000, seed=7)
-    routers = [ChQuery(contract(g, metric, backend=cpu_backend())), BidirectionalDijkstra(g, metric)]
-    _many_pairs(g, routers, 10_000, seed=12)
+    _many_pairs(generate_road_network(30_000, seed=7), metric, 10_000, seed=12)

@@ -40,3 +40,16 @@ def porto():
     from engine.io import load
     cached = PORTO.parent / "porto_portugal.rlg"
     return load([cached if cached.exists() else need(PORTO)])
+
+
+@pytest.fixture(scope="module")
+def gen20k_overlay():
+    """The generated 20,000-node network (seed 5) as a CRP overlay on the partition saved
+    as gen20k-s5, banned turns included (one per test module)."""
+    from engine.crp.partition.overlay import Overlay
+    from engine.generate.network import generate_road_network
+    from tests.gpu.crp_partitions import partition_for
+    g = generate_road_network(20_000, seed=5)
+    o = Overlay(g, partition_for(g, "gen20k-s5"))
+    assert o.turns.banned > 0
+    return o

@@ -13,29 +13,15 @@ from engine.crp.customization.cell_metric import CostOverflow
 from engine.crp.customization.customize import Customizer, customize_costs
 from engine.crp.metric import FORBIDDEN
 from engine.crp.partition.overlay import Overlay
-from engine.core.turns import U_TURN
-from engine.generate.network import generate_road_network
 from tests.conftest import NY_T, need
 from tests.gpu.crp_partitions import partition_for
-
-
-def _turn_weights(o, seed=0, forbidden=0.0, scale=1, u_turn=0):
-    rng = np.random.default_rng(seed)
-    arc = o.graph.metric(None).astype(np.int64)
-    by_type = rng.integers(0, 30, 8)
-    by_type[U_TURN] = u_turn or by_type[U_TURN]
-    tw = (by_type[o.turns.turn_type] + arc[o.turns.to_arc]) * scale
-    tw[rng.random(tw.size) < forbidden] = FORBIDDEN
-    return np.minimum(tw, FORBIDDEN).astype(np.int32)
+from tests.strategies import random_turn_weights
 
 
 @pytest.fixture(scope="module")
-def gen(gpu):
+def gen(gen20k_overlay, gpu):
     from engine.crp.customization.gpu import GpuCustomizer
-    g = generate_road_network(20_000, seed=5)
-    o = Overlay(g, partition_for(g, "gen20k-s5"))
-    assert o.turns.banned > 0
-    return o, GpuCustomizer(o, gpu)
+    return gen20k_overlay, GpuCustomizer(gen20k_overlay, gpu)
 
 
 def _same(overlay, customizer, tw):
@@ -49,7 +35,7 @@ def _same(overlay, customizer, tw):
 
 def test_generated_default_variants(gen):
     o, customizer = gen
-    records = _same(o, customizer, _turn_weights(o))
+    records = _same(o, customizer, random_turn_weights(o))
     from engine.crp.customization.gpu import default_variant
     assert [r["variant"] for r in records] == [default_variant(t) for t in o.levels]
     assert [r["variant"] for r in records] == ["microcode"] + ["minplus"] * (o.num_levels - 1)
@@ -79,13 +65,13 @@ def test_every_variant_on_every_level(gen, gpu, variants, options):
     customizer = GpuCustomizer(o, gpu, table, **options)
     if isinstance(variants, str):
         assert customizer.variants == table
-    _same(o, customizer, _turn_weights(o, seed=1))
+    _same(o, customizer, random_turn_weights(o, seed=1))
 
 
 @pytest.mark.parametrize("forbidden", [0.02, 0.3])
 def test_forbidden_turns(gen, forbidden):
     o, customizer = gen
-    _same(o, customizer, _turn_weights(o, seed=2, forbidden=forbidden))
+    _same(o, customizer, random_turn_weights(o, seed=2, forbidden=forbidden))
 
 
 def test_ny_travel_time_with_u_turn_cost(gpu):
@@ -94,8 +80,8 @@ def test_ny_travel_time_with_u_turn_cost(gpu):
     g = load([need(NY_T)])
     o = Overlay(g, partition_for(g, "ny-t"))
     customizer = GpuCustomizer(o, gpu)
-    _same(o, customizer, _turn_weights(o, u_turn=1000))
-    _same(o, customizer, _turn_weights(o, seed=4, forbidden=0.01, u_turn=50))
+    _same(o, customizer, random_turn_weights(o, u_turn=1000))
+    _same(o, customizer, random_turn_weights(o, seed=4, forbidden=0.01, u_turn=50))
 
 
 @pytest.mark.parametrize("variants", [None, "local", "global", "minplus"])
@@ -107,9 +93,9 @@ def test_overflow_raises_like_the_cpu(gen, gpu, variants):
     if variants is not None:
         customizer = GpuCustomizer(o, gpu, variants if callable(variants)
                                    else [variants] * o.num_levels)
-    top = customize_costs(o, o.graph.metric(None), _turn_weights(o)).shortcuts[-2]
+    top = customize_costs(o, o.graph.metric(None), random_turn_weights(o)).shortcuts[-2]
     for scale in (2_000_000, int(1.2 * 2**31 / top[top < FORBIDDEN].max())):
-        tw = _turn_weights(o, scale=scale)
+        tw = random_turn_weights(o, scale=scale)
         with pytest.raises(CostOverflow) as cpu:
             customize_costs(o, o.graph.metric(None), tw)
         with pytest.raises(CostOverflow, match=str(cpu.value).split(" cell")[0]):
@@ -118,7 +104,7 @@ def test_overflow_raises_like_the_cpu(gen, gpu, variants):
 
 def test_customizer_costs_on_the_gpu(gen, gpu):
     o, _ = gen
-    tw = _turn_weights(o, seed=5)
+    tw = random_turn_weights(o, seed=5)
     ref = customize_costs(o, o.graph.metric(None), tw)
     seen = []
     customizer = Customizer(o, gpu)

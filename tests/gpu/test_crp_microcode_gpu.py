@@ -14,10 +14,9 @@ from engine.crp.customization.cell_metric import CostOverflow
 from engine.crp.customization.microcode import compile_microcode, run_microcode_cpu
 from engine.crp.customization.microcode_gpu import DeviceMicrocode, run_microcode_gpu
 from engine.crp.partition.overlay import Overlay
-from engine.generate.network import generate_road_network
 from tests.conftest import NY_T, need
 from tests.gpu.crp_partitions import partition_for
-from tests.engine.test_crp_microcode import _turn_weights
+from tests.strategies import random_turn_weights
 from tests.engine.test_crp_microcode import _reference as _with_overflow
 
 
@@ -28,11 +27,8 @@ def _reference(o, weights):
 
 
 @pytest.fixture(scope="module")
-def gen():
-    g = generate_road_network(20_000, seed=5)
-    o = Overlay(g, partition_for(g, "gen20k-s5"))
-    assert o.turns.banned > 0
-    return o, compile_microcode(o)
+def gen(gen20k_overlay):
+    return gen20k_overlay, compile_microcode(gen20k_overlay)
 
 
 @pytest.mark.parametrize("slots_per_block", [1, 2048, 6144, 30000])
@@ -40,7 +36,7 @@ def test_generated_equals_cpu(gen, gpu, slots_per_block):
     o, mc = gen
     dm = DeviceMicrocode(mc, gpu, slots_per_block)
     for seed, forbidden in ((0, 0.0), (1, 0.05), (2, 0.3)):
-        tw = _turn_weights(o, seed, forbidden)
+        tw = random_turn_weights(o, seed, forbidden)
         on_gpu = run_microcode_gpu(dm, gpu.xp.asarray(tw), gpu).get()
         assert np.array_equal(on_gpu, run_microcode_cpu(mc, tw))
         assert np.array_equal(on_gpu, _reference(o, tw))
@@ -53,7 +49,7 @@ def test_ny_travel_time(gpu):
     mc = compile_microcode(o)
     dm = DeviceMicrocode(mc, gpu)
     for seed, forbidden in ((0, 0.0), (4, 0.01)):
-        tw = _turn_weights(o, seed, forbidden)
+        tw = random_turn_weights(o, seed, forbidden)
         on_gpu = run_microcode_gpu(dm, gpu.xp.asarray(tw), gpu).get()
         assert np.array_equal(on_gpu, _reference(o, tw))
 
@@ -61,7 +57,7 @@ def test_ny_travel_time(gpu):
 def test_overflow_raises(gen, gpu):
     o, mc = gen
     dm = DeviceMicrocode(mc, gpu)
-    tw = gpu.xp.asarray(_turn_weights(o, scale=2_000_000))
+    tw = gpu.xp.asarray(random_turn_weights(o, scale=2_000_000))
     with pytest.raises(CostOverflow, match="level-0"):
         run_microcode_gpu(dm, tw, gpu)
     flag = gpu.xp.zeros(1, dtype=np.int32)          # the caller's flag: no sync, no raise

@@ -19,8 +19,10 @@ import time
 import numba
 import numpy as np
 
+from engine.core.arrays import huge, prefetch
+from engine.core.heaps import pop, push
 from engine.core.paths import Path, check_node, unreachable
-from engine.routing.bidirectional import heap_pop, heap_push, huge, prefetch, start
+from engine.routing.bidirectional import start
 
 INF = np.iinfo(np.int64).max
 INF32 = np.iinfo(np.int32).max
@@ -63,8 +65,7 @@ def _search(s, t, first_core, adj, lab, inf, hkey, hnode, touched, state,
         if not (live0 or live1):
             break
         d = 0 if live0 and (not live1 or hkey[0, 0] <= hkey[1, 0]) else 1
-        k, u = hkey[d, 0], hnode[d, 0]
-        size[d] = heap_pop(hkey[d], hnode[d], size[d])
+        k, u, size[d] = pop(hkey[d], hnode[d], size[d])
         if k > lab[u, d] or _stalled(d, u, k, adj, lab, inf):
             continue
         if lab[u, 1 - d] != inf and k + lab[u, 1 - d] < best:
@@ -84,7 +85,7 @@ def _search(s, t, first_core, adj, lab, inf, hkey, hnode, touched, state,
                     prefetch(adj, lab[v, 4])        # v's block, read when v settles
                     prefetch(adj, lab[v, 4] + 8)
                 lab[v, d], lab[v, 2 + d] = nd, u
-                size[d] = heap_push(hkey[d], hnode[d], size[d], nd, v)
+                size[d] = push(hkey[d], hnode[d], size[d], nd, v)
     state[0] = n_touched
     return best, meet
 

@@ -6,57 +6,19 @@ stops when top_f + top_b >= the best meeting seen. Parents are arc ids, so paral
 arcs are told apart; zero-cost arcs are fine (improvements are strict, so parent
 pointers never form a cycle). All state lives in buffers owned by the router and is
 reset through a list of the nodes the previous query touched, never in O(n). The
-heap, the reset, a prefetch hint and a 2 MB-page copy are shared with ch_query.
+reset (``start``) is shared with engine.ch.query; the heap (engine.core.heaps) and the
+2 MB-page copy (engine.core.arrays) with every search.
 """
 from __future__ import annotations
 
-import mmap
-
 import numba
 import numpy as np
-from llvmlite import ir
-from numba.core import cgutils, types
-from numba.extending import intrinsic
 
+from engine.core.arrays import huge
+from engine.core.heaps import pop, push
 from engine.core.paths import Path, check_node, unreachable
 
 INF = np.iinfo(np.int64).max
-
-
-@numba.njit(cache=True, inline="always")
-def heap_push(key, node, size, k, v):
-    """Push (k, v) on the binary min-heap key/node of ``size`` entries; new size."""
-    i = size
-    while i > 0:
-        p = (i - 1) >> 1
-        if key[p] <= k:
-            break
-        key[i] = key[p]
-        node[i] = node[p]
-        i = p
-    key[i] = k
-    node[i] = v
-    return size + 1
-
-
-@numba.njit(cache=True, inline="always")
-def heap_pop(key, node, size):
-    """Remove the top of a heap of ``size`` > 0 entries; returns the new size."""
-    size -= 1
-    k, v = key[size], node[size]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        if c + 1 < size and key[c + 1] < key[c]:
-            c += 1
-        if key[c] >= k:
-            break
-        key[i], node[i], i = key[c], node[c], c
-    key[i] = k
-    node[i] = v
-    return size
 
 
 @numba.njit(cache=True)
@@ -70,45 +32,9 @@ def start(s, t, dist, inf, hkey, hnode, touched, state, size):
     dist[s, 0] = 0
     dist[t, 1] = 0
     touched[0], touched[1] = s, t
-    size[0] = heap_push(hkey[0], hnode[0], 0, 0, s)
-    size[1] = heap_push(hkey[1], hnode[1], 0, 0, t)
+    size[0] = push(hkey[0], hnode[0], 0, 0, s)
+    size[1] = push(hkey[1], hnode[1], 0, 0, t)
     return 2
-
-
-@intrinsic
-def prefetch(typingctx, arr, i):
-    """Ask the caches for the line of arr[i, 0] without waiting for it."""
-    def codegen(context, builder, sig, args):
-        aty = sig.args[0]
-        ary = context.make_array(aty)(context, builder, args[0])
-        idx = [args[1]] + [context.get_constant(types.intp, 0)] * (aty.ndim - 1)
-        ptr = cgutils.get_item_pointer(context, builder, aty, ary, idx, wraparound=False)
-        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])   # read, keep
-        return context.get_dummy_value()
-    return types.void(arr, types.intp), codegen
-
-
-def huge(a: np.ndarray) -> np.ndarray:
-    """A copy of a large array in fresh memory that asks Linux for 2 MB pages (where
-    it has them): the query's random reads over ~100 MB then seldom miss the TLB.
-    Small arrays are just copied, on a 64-byte boundary."""
-    page = 2 << 20 if a.nbytes >= 1 << 20 and hasattr(mmap, "MADV_HUGEPAGE") else 64
-    if page > 64:         # private: Linux gives shared anonymous memory no huge pages
-        buf = mmap.mmap(-1, a.nbytes + page, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-        try:
-            buf.madvise(mmap.MADV_HUGEPAGE)
-        except OSError:   # a kernel without transparent huge pages: ordinary pages do
-            pass
-        raw = np.frombuffer(buf, dtype=np.uint8)
-    else:
-        raw = np.empty(a.nbytes + page, dtype=np.uint8)
-    skip = -raw.ctypes.data % page
-    out = raw[skip:skip + a.nbytes].view(a.dtype).reshape(a.shape)
-    out[...] = a
-    return out
 
 
 @numba.njit(cache=True)
@@ -123,8 +49,7 @@ def _search(s, t, bounds, arc, dist, parent, hkey, hnode, touched, state):
         best, meet = 0, s
     while size[0] > 0 and size[1] > 0 and hkey[0, 0] + hkey[1, 0] < best:
         d = 0 if hkey[0, 0] <= hkey[1, 0] else 1
-        k, u = hkey[d, 0], hnode[d, 0]
-        size[d] = heap_pop(hkey[d], hnode[d], size[d])
+        k, u, size[d] = pop(hkey[d], hnode[d], size[d])
         if k > dist[u, d]:
             continue                      # a stale entry
         for i in range(bounds[u, 2 * d], bounds[u, 2 * d + 1]):
@@ -136,7 +61,7 @@ def _search(s, t, bounds, arc, dist, parent, hkey, hnode, touched, state):
                 touched[n_touched] = v
                 n_touched += 1
             dist[v, d], parent[v, d] = nd, arc[d, i, 2]
-            size[d] = heap_push(hkey[d], hnode[d], size[d], nd, v)
+            size[d] = push(hkey[d], hnode[d], size[d], nd, v)
             if dist[v, 1 - d] != INF and nd + dist[v, 1 - d] < best:
                 best, meet = nd + dist[v, 1 - d], v
     state[0] = n_touched

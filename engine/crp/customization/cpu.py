@@ -1,6 +1,5 @@
 """Dijkstra inside one cell's local graph (Numba): the CPU twin of customization
-(every entry to every exit, cells in parallel), and the growable arrays that
-microcode and path unpacking share.
+(every entry to every exit, cells in parallel).
 
 Costs are int32 with FORBIDDEN (2^31-1) for "no way"; sums are int64, and a finite
 distance that reaches FORBIDDEN sets the overflow flag instead of wrapping.
@@ -10,52 +9,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from engine.core.heaps import pop, push
 from engine.crp.metric import FORBIDDEN
-
-
-@nb.njit(cache=True)
-def grow(x, need):
-    """``x``, or a copy at least twice as long holding its values, with room for ``need``."""
-    if need <= x.size:
-        return x
-    y = np.empty(max(need, 2 * x.size), dtype=x.dtype)
-    y[:x.size] = x
-    return y
-
-
-@nb.njit(cache=True, _nrt=False)
-def _push(hd, hv, size, d, v):
-    i = size
-    hd[i] = d
-    hv[i] = v
-    while i > 0:
-        p = (i - 1) >> 1
-        if hd[p] <= hd[i]:
-            break
-        hd[p], hd[i] = hd[i], hd[p]
-        hv[p], hv[i] = hv[i], hv[p]
-        i = p
-    return size + 1
-
-
-@nb.njit(cache=True, _nrt=False)
-def _pop(hd, hv, size):
-    d, v = hd[0], hv[0]
-    size -= 1
-    hd[0], hv[0] = hd[size], hv[size]
-    i = 0
-    while True:
-        left, smallest = 2 * i + 1, i
-        if left < size and hd[left] < hd[smallest]:
-            smallest = left
-        if left + 1 < size and hd[left + 1] < hd[smallest]:
-            smallest = left + 1
-        if smallest == i:
-            break
-        hd[smallest], hd[i] = hd[i], hd[smallest]
-        hv[smallest], hv[i] = hv[i], hv[smallest]
-        i = smallest
-    return d, v, size
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -65,10 +20,10 @@ def _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, h
     for i in range(nv):
         dist[i] = FORBIDDEN
     dist[source] = 0
-    size = _push(hd, hv, 0, 0, source)
+    size = push(hd, hv, 0, 0, source)
     overflow = False
     while size > 0:
-        d, u, size = _pop(hd, hv, size)
+        d, u, size = pop(hd, hv, size)
         if d > dist[u]:
             continue
         for e in range(edge_first[v0 + u], edge_first[v0 + u + 1]):
@@ -82,7 +37,7 @@ def _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, h
                 continue
             if nd < dist[x]:
                 dist[x] = nd
-                size = _push(hd, hv, size, nd, x)
+                size = push(hd, hv, size, nd, x)
     return overflow
 
 

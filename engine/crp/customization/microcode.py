@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from engine.core.arrays import grow
 from engine.crp.customization.cell_metric import CostOverflow
-from engine.crp.customization.cpu import grow
 from engine.crp.metric import FORBIDDEN
 
 _FREE_SCAN = 16      # free slots looked at before a fresh one is taken
@@ -226,7 +226,7 @@ def _contract_cell(v0, nv, ne, nx, edge_first, edge_to, edge_slot, buf):
             if alive[x] and slot[v, x] >= 0:
                 outs[no] = x
                 no += 1
-        buf = _grow2(buf, count + ni * no)
+        buf = grow(buf, count + ni * no)
         count, hz = _emit(v, ins[:ni], outs[:no], slot, hz, free, st, buf, count)
         free = grow(free, st[1] + ni + no)
         for x in ins[:ni]:
@@ -257,7 +257,7 @@ def _emit(v, ins, outs, slot, hz, free, st, buf, count):
             assign = c < 0
             if assign:
                 c, st[0], st[2] = _take_slot(free, st[0], st[1], hz, ready, st[2])
-                hz = _grow2(hz, c + 1)
+                hz = grow(hz, c + 1)
                 slot[u, w] = c
                 layer = max(ready, hz[c, 0] + 1, hz[c, 1] + 1)
                 hz[c, 2] = layer
@@ -271,16 +271,6 @@ def _emit(v, ins, outs, slot, hz, free, st, buf, count):
             buf[count, 3], buf[count, 4] = assign, layer
             count += 1
     return count, hz
-
-
-@nb.njit(cache=True)
-def _grow2(x, need):
-    """``x`` with at least ``need`` rows (new rows zero)."""
-    if need <= x.shape[0]:
-        return x
-    y = np.zeros((max(need, 2 * x.shape[0]), x.shape[1]), dtype=x.dtype)
-    y[:x.shape[0]] = x
-    return y
 
 
 @nb.njit(cache=True, nogil=True)
@@ -311,7 +301,7 @@ def _compile_range(c0, c1, vertex_first, entry_first, exit_first, edge_first, ed
         for r in range(ne):
             for j in range(nx):
                 collect[base + r * nx + j] = slot[r, nv - nx + j]
-        out = _grow2(out, total + n)
+        out = grow(out, total + n)
         _sort_by_layer(buf[:n], nl, out[total:total + n])
         total += n
         counts[cell - c0], layers[cell - c0], slots[cell - c0] = n, nl, nslots

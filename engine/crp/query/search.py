@@ -11,68 +11,15 @@ from __future__ import annotations
 
 import numba as nb
 
+from engine.core.heaps import forget, pop_addressable, push_or_decrease
 from engine.crp.customization.cpu import FORBIDDEN
 
 
-# An indexed binary heap of arcs (key, arc, pos[arc]): each arc is in it at most once,
-# so it needs no more room than the arcs, and a better key moves the arc up.
-# Helpers that take arrays and allocate nothing are compiled with _nrt=False: with
-# Numba's reference counting, each call did an atomic incref/decref per array
-# argument, inlined or not, which took 90% of the query's time.
-@nb.njit(cache=True, _nrt=False)
-def _sift_up(hk, ha, pos, i, key, a):
-    """Place (key, a) at or above slot i: parents move down into the hole."""
-    while i > 0:
-        p = (i - 1) >> 1
-        if hk[p] <= key:
-            break
-        hk[i] = hk[p]
-        ha[i] = ha[p]
-        pos[ha[i]] = i
-        i = p
-    hk[i] = key
-    ha[i] = a
-    pos[a] = i
-
-
-@nb.njit(cache=True, _nrt=False)
-def _push(hk, ha, pos, size, key, a):
-    """Insert arc a with ``key`` or lower its key; returns the new size."""
-    i = pos[a]
-    if i < 0:
-        i = size
-        size += 1
-    _sift_up(hk, ha, pos, i, key, a)
-    return size
-
-
-@nb.njit(cache=True, _nrt=False)
-def _pop(hk, ha, pos, size):
-    """The top (key, arc) and the new size; the last entry sinks from the root's hole."""
-    key, a = hk[0], ha[0]
-    pos[a] = -1
-    size -= 1
-    if size > 0:
-        k, b = hk[size], ha[size]
-        i = 0
-        while True:
-            c = 2 * i + 1
-            if c >= size:
-                break
-            if c + 1 < size and hk[c + 1] < hk[c]:
-                c += 1
-            if hk[c] >= k:
-                break
-            hk[i] = hk[c]
-            ha[i] = ha[c]
-            pos[ha[i]] = i
-            i = c
-        hk[i] = k
-        ha[i] = b
-        pos[b] = i
-    return key, a, size
-
-
+# The heaps are addressable (engine.core.heaps): each arc is in one at most once, so
+# it needs no more room than the arcs, and a better key moves the arc up. Helpers
+# that take arrays and allocate nothing are compiled with _nrt=False: with Numba's
+# reference counting, each call did an atomic incref/decref per array argument,
+# inlined or not, which took 90% of the query's time.
 @nb.njit(cache=True, _nrt=False)
 def _free_level(x, arc_level, query_level, rec, cs, ct):
     """Highest query level < arc_level[x] whose cell around x (rec: x's head cell for
@@ -109,7 +56,7 @@ def _start(sources, source_cost, targets, df, db, pf, pb, touched, heaps):
                 nt += 1
             df[a] = w
             pf[a] = -1
-            nf = _push(hfd, hfv, posf, nf, w, a)
+            nf = push_or_decrease(hfd, hfv, posf, nf, w, a)
     for i in range(targets.size):
         a = targets[i]
         if db[a] > 0:
@@ -118,7 +65,7 @@ def _start(sources, source_cost, targets, df, db, pf, pb, touched, heaps):
                 nt += 1
             db[a] = 0
             pb[a] = -1
-            nb_ = _push(hbd, hbv, posb, nb_, 0, a)
+            nb_ = push_or_decrease(hbd, hbv, posb, nb_, 0, a)
     best = FORBIDDEN
     meet = -1
     for i in range(sources.size):
@@ -145,70 +92,54 @@ def bidirectional(sources, source_cost, targets, graph, cells, cs, ct, shortcuts
         if min(kf, kb) >= FORBIDDEN or kf + kb >= best:
             break
         if kf <= kb:
-            nf, nt, best, meet = _forward(graph, cells, cs, ct, shortcuts, state, touched, nt,
-                                          heaps, nf, best, meet)
+            nf, nt, best, meet = _settle(True, graph, cells, cs, ct, shortcuts, state, touched,
+                                         nt, heaps, nf, best, meet)
         else:
-            nb_, nt, best, meet = _backward(graph, cells, cs, ct, shortcuts, state, touched, nt,
-                                            heaps, nb_, best, meet)
-    for i in range(nf):
-        posf[hfv[i]] = -1
-    for i in range(nb_):
-        posb[hbv[i]] = -1
+            nb_, nt, best, meet = _settle(False, graph, cells, cs, ct, shortcuts, state, touched,
+                                          nt, heaps, nb_, best, meet)
+    forget(hfv, posf, nf)
+    forget(hbv, posb, nb_)
     return best, meet, nt
 
 
 @nb.njit(cache=True, _nrt=False)
-def _forward(graph, cells, cs, ct, shortcuts, state, touched, nt, heaps, nf, best, meet):
-    """Settle the forward heap's top arc x: its cell's row from x, or its turns."""
-    first_turn, to_arc, _, _, _, turn_weight, arc_level = graph
-    query_level, head_rec, _, _, _, exit_first, exit_arc = cells
-    df, db, pf, _, lf, _ = state
-    hd, hv, pos = heaps[0], heaps[1], heaps[2]
-    d, x, nf = _pop(hd, hv, pos, nf)
-    l = _free_level(x, arc_level, query_level, head_rec, cs, ct)
-    if l >= 0:
-        cb, row = head_rec[x, l, 0], head_rec[x, l, 1]
-        lo = exit_first[cb]
-        for j in range(exit_first[cb + 1] - lo):
-            nd = d + shortcuts[row + j]
-            if nd < best:
-                nf, nt, best, meet = _relax(exit_arc[lo + j], nd, x, l, df, pf, lf, db,
-                                            hd, hv, pos, nf, touched, nt, best, meet)
+def _settle(forward, graph, cells, cs, ct, shortcuts, state, touched, nt, heaps, size, best,
+            meet):
+    """Settle the top arc x of one search's heap. Forward: x's head cell's row from x,
+    or the turns out of x; backward: x's tail cell's column into x, or the turns into
+    x. (A cell's matrix is row-major: a row is contiguous, a column steps by its
+    exits.)"""
+    first_turn, to_arc, first_turn_in, turn_in, from_arc, turn_weight, arc_level = graph
+    query_level, head_rec, tail_rec, entry_first, entry_arc, exit_first, exit_arc = cells
+    df, db, pf, pb, lf, lb = state
+    if forward:
+        rec, ends_first, ends, first, turn_end = head_rec, exit_first, exit_arc, first_turn, to_arc
+        dist, parent, plevel, other = df, pf, lf, db
+        hd, hv, pos = heaps[0], heaps[1], heaps[2]
     else:
-        for t in range(first_turn[x], first_turn[x + 1]):
+        rec, ends_first, ends, first, turn_end = tail_rec, entry_first, entry_arc, first_turn_in, \
+            from_arc
+        dist, parent, plevel, other = db, pb, lb, df
+        hd, hv, pos = heaps[3], heaps[4], heaps[5]
+    d, x, size = pop_addressable(hd, hv, pos, size)
+    l = _free_level(x, arc_level, query_level, rec, cs, ct)
+    if l >= 0:
+        cb, base = rec[x, l, 0], rec[x, l, 1]
+        step = 1 if forward else exit_first[cb + 1] - exit_first[cb]
+        lo = ends_first[cb]
+        for j in range(ends_first[cb + 1] - lo):
+            nd = d + shortcuts[base + j * step]
+            if nd < best:
+                size, nt, best, meet = _relax(ends[lo + j], nd, x, l, dist, parent, plevel, other,
+                                              hd, hv, pos, size, touched, nt, best, meet)
+    else:
+        for k in range(first[x], first[x + 1]):
+            t = k if forward else turn_in[k]
             nd = d + turn_weight[t]
             if nd < best:
-                nf, nt, best, meet = _relax(to_arc[t], nd, x, -1, df, pf, lf, db,
-                                            hd, hv, pos, nf, touched, nt, best, meet)
-    return nf, nt, best, meet
-
-
-@nb.njit(cache=True, _nrt=False)
-def _backward(graph, cells, cs, ct, shortcuts, state, touched, nt, heaps, nb_, best, meet):
-    """Settle the backward heap's top arc x: its cell's column into x, or turns into x."""
-    _, _, first_turn_in, turn_in, from_arc, turn_weight, arc_level = graph
-    query_level, _, tail_rec, entry_first, entry_arc, exit_first, _ = cells
-    df, db, _, pb, _, lb = state
-    hd, hv, pos = heaps[3], heaps[4], heaps[5]
-    d, x, nb_ = _pop(hd, hv, pos, nb_)
-    l = _free_level(x, arc_level, query_level, tail_rec, cs, ct)
-    if l >= 0:
-        cb, col = tail_rec[x, l, 0], tail_rec[x, l, 1]
-        nx = exit_first[cb + 1] - exit_first[cb]
-        lo = entry_first[cb]
-        for r in range(entry_first[cb + 1] - lo):
-            nd = d + shortcuts[col + r * nx]
-            if nd < best:
-                nb_, nt, best, meet = _relax(entry_arc[lo + r], nd, x, l, db, pb, lb, df,
-                                             hd, hv, pos, nb_, touched, nt, best, meet)
-    else:
-        for k in range(first_turn_in[x], first_turn_in[x + 1]):
-            t = turn_in[k]
-            nd = d + turn_weight[t]
-            if nd < best:
-                nb_, nt, best, meet = _relax(from_arc[t], nd, x, -1, db, pb, lb, df,
-                                             hd, hv, pos, nb_, touched, nt, best, meet)
-    return nb_, nt, best, meet
+                size, nt, best, meet = _relax(turn_end[t], nd, x, -1, dist, parent, plevel, other,
+                                              hd, hv, pos, size, touched, nt, best, meet)
+    return size, nt, best, meet
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -222,7 +153,7 @@ def _relax(y, nd, x, level, dist, parent, plevel, other, hd, hv, pos, size, touc
         dist[y] = nd
         parent[y] = x
         plevel[y] = level
-        size = _push(hd, hv, pos, size, nd, y)
+        size = push_or_decrease(hd, hv, pos, size, nd, y)
         if other[y] != FORBIDDEN and nd + other[y] < best:
             best = nd + other[y]
             meet = y

@@ -11,8 +11,9 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from engine.crp.customization.cpu import FORBIDDEN, grow
-from engine.crp.query.search import _pop, _push
+from engine.core.arrays import grow
+from engine.core.heaps import forget, pop_addressable, push_or_decrease
+from engine.crp.customization.cpu import FORBIDDEN
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -28,9 +29,9 @@ def _cell_path(l, e, x, bound, space, shortcuts, dist, via, touched, heap):
     nt = 1
     touched[0] = e
     dist[e] = 0
-    size = _push(hk, ha, pos, 0, 0, e)
+    size = push_or_decrease(hk, ha, pos, 0, 0, e)
     while size > 0 and dist[x] != bound:    # x reached at its known cost: done
-        d, y, size = _pop(hk, ha, pos, size)
+        d, y, size = pop_addressable(hk, ha, pos, size)
         if l == 0:
             for k in range(first_turn[y], first_turn[y + 1]):
                 size, nt = _reach(to_q[k], d + turn_weight[k], y, x, leaves, bound, dist, via,
@@ -41,8 +42,7 @@ def _cell_path(l, e, x, bound, space, shortcuts, dist, via, touched, heap):
             for k in range(exit_first[cb + 1] - lo):
                 size, nt = _reach(exit_q[lo + k], d + shortcuts[row + k], y, x, leaves, bound,
                                   dist, via, touched, nt, hk, ha, pos, size)
-    for i in range(size):
-        pos[ha[i]] = -1
+    forget(ha, pos, size)
     return nt
 
 
@@ -56,7 +56,7 @@ def _reach(z, nd, y, x, leaves, bound, dist, via, touched, nt, hk, ha, pos, size
             nt += 1
         dist[z] = nd
         via[z] = y
-        size = _push(hk, ha, pos, size, nd, z)
+        size = push_or_decrease(hk, ha, pos, size, nd, z)
     return size, nt
 
 

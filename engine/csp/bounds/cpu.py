@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from engine.crp.customization.cpu import grow
-from engine.routing.bidirectional import heap_pop, heap_push
+from engine.core.arrays import grow
+from engine.core.heaps import pop, push
 
 INF = np.iinfo(np.int64).max
 
@@ -71,33 +71,28 @@ def reverse_search(first_in, in_tail, in_arc, w, target, source, radius, dist, n
     circular array of max weight + 1 bucket lists, O(1) push and pop, about 3x a
     binary heap on road networks), else a binary heap."""
     n = dist.size
-    width = 1
-    if dial:
-        for i in range(w.size):
-            width = max(width, w[i] + 1)
+    width = np.max(w) + 1 if dial and w.size else 1
     bucket = np.full(width, -1, np.int64)       # Dial: the first entry of each bucket
     nxt = np.empty(n + w.size + 1, np.int64)    # Dial: the next entry; heap: its keys
     item = np.empty(n + w.size + 1, np.int64)   # the node of each entry
     dist[target] = 0
     used, d = 1, 0
     if dial:
-        bucket[0], nxt[0], item[0] = 0, -1, target
+        _dial_push(bucket, nxt, item, 0, 0, target)
         size = 1
     else:
-        size = heap_push(nxt, item, 0, 0, target)
+        size = push(nxt, item, 0, 0, target)
     source_done = False
     while size > 0:
         if dial:
-            e = bucket[d % width]
+            e = _dial_pop(bucket, nxt, d)
             if e < 0:
                 d += 1
                 continue
-            bucket[d % width] = nxt[e]
             size -= 1
             v = item[e]
         else:
-            d, v = nxt[0], item[0]
-            size = heap_pop(nxt, item, size)
+            d, v, size = pop(nxt, item, size)
         if d > dist[v]:
             continue
         if d > radius[0] and source_done:
@@ -113,13 +108,28 @@ def reverse_search(first_in, in_tail, in_arc, w, target, source, radius, dist, n
                 dist[u] = nd
                 next_arc[u] = in_arc[i]
                 if dial:
-                    slot = nd % width
-                    item[used], nxt[used] = u, bucket[slot]
-                    bucket[slot] = used
+                    _dial_push(bucket, nxt, item, used, nd, u)
                     used += 1
                     size += 1
                 else:
-                    size = heap_push(nxt, item, size, nd, u)
+                    size = push(nxt, item, size, nd, u)
+
+
+@numba.njit(cache=True, inline="always")
+def _dial_push(bucket, nxt, item, e, k, v):
+    """Entry e (node v at distance k) at the head of bucket k mod the buckets."""
+    slot = k % bucket.size
+    item[e], nxt[e] = v, bucket[slot]
+    bucket[slot] = e
+
+
+@numba.njit(cache=True, inline="always")
+def _dial_pop(bucket, nxt, d):
+    """The first entry of the bucket of distance d, unlinked (-1: the bucket is empty)."""
+    e = bucket[d % bucket.size]
+    if e >= 0:
+        bucket[d % bucket.size] = nxt[e]
+    return e
 
 
 def search(rev: ReverseGraph, weight: np.ndarray, other: np.ndarray, head, target: int,

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from engine.csp.hierarchy import contract as pc
-from engine.crp.customization.cpu import grow
+from engine.core.arrays import grow
 
 CORE_FRACTION = 0.01       # contraction stops when this share of the nodes remains ...
 CORE_DEGREE = 24           # ... or when the remaining nodes have this many arcs each

@@ -24,7 +24,7 @@ import numpy as np
 
 from engine.csp.hierarchy.contract import csr
 from engine.csp.hierarchy.build import ParetoHierarchy
-from engine.crp.customization.cpu import grow
+from engine.core.arrays import grow
 
 INF = np.iinfo(np.int64).max
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from engine.crp.customization.cpu import grow
-from engine.routing.bidirectional import heap_pop, heap_push
+from engine.core.arrays import grow
+from engine.core.heaps import pop, push
 
 INF = np.iinfo(np.int64).max
 
@@ -79,11 +79,10 @@ def _witness(u, x, k, cw, cl, cc, alive, out_first, out_rows, r_head, r_l, r_c, 
     lab_node, lab_l, lab_c = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64)
     touched = np.empty(cap, np.int64)
     lab_node[0], lab_l[0], lab_c[0] = u, 0, 0
-    labels, size = 1, heap_push(key, item, 0, 0, 0)
+    labels, size = 1, push(key, item, 0, 0, 0)
     ntouched = settled = 0
     while size > 0 and left > 0 and settled < settle_limit:
-        e = item[0]
-        size = heap_pop(key, item, size)
+        _, e, size = pop(key, item, size)
         v, lv, cv = lab_node[e], lab_l[e], lab_c[e]
         if cv >= settled_cost[v]:
             continue
@@ -112,7 +111,7 @@ def _witness(u, x, k, cw, cl, cc, alive, out_first, out_rows, r_head, r_l, r_c, 
             if size == key.size:
                 key, item = grow(key, size + 1), grow(item, size + 1)
             lab_node[labels], lab_l[labels], lab_c[labels] = y, nl, nc
-            size = heap_push(key, item, size, nl, labels)
+            size = push(key, item, size, nl, labels)
             labels += 1
     for i in range(ntouched):
         settled_cost[touched[i]] = INF

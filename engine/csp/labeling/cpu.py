@@ -27,18 +27,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from engine.crp.customization.cpu import grow
+from engine.core.arrays import grow
+from engine.core.heaps import pop, push
 
 INF = np.iinfo(np.int64).max
 STATS = ("created", "settled", "pruned_cost_bound", "pruned_length_bound", "pruned_dominated",
          "pruned_lagrangian")   # the last: of pruned_length_bound, those by the Lagrangian bound
 HISTORY = ("settled", "frontier") + STATS[2:5] + ("created",)   # one row per HISTORY_EVERY settled
 HISTORY_EVERY = 64
-
-
-@numba.njit(cache=True, inline="always")
-def _less(pk, pc, i, j):
-    return pk[i] < pk[j] or (pk[i] == pk[j] and pc[i] < pc[j])
 
 
 @numba.njit(cache=True, inline="always")
@@ -50,41 +46,10 @@ def _lagrange_prunes(lag_d, lag_p, lag_q, lag_upper, incumbent, budget, w, nl, n
 
 
 @numba.njit(cache=True)
-def _push(heap, size, pk, pc, x):
-    i = size
-    heap[i] = x
-    while i > 0:
-        p = (i - 1) >> 1
-        if not _less(pk, pc, heap[i], heap[p]):
-            break
-        heap[i], heap[p] = heap[p], heap[i]
-        i = p
-    return size + 1
-
-
-@numba.njit(cache=True)
-def _pop(heap, size, pk, pc):
-    top = heap[0]
-    size -= 1
-    heap[0] = heap[size]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        if c + 1 < size and _less(pk, pc, heap[c + 1], heap[c]):
-            c += 1
-        if not _less(pk, pc, heap[c], heap[i]):
-            break
-        heap[i], heap[c] = heap[c], heap[i]
-        i = c
-    return top, size
-
-
-@numba.njit(cache=True)
-def _grow_all(k, node, lab_l, lab_c, parent, arc, pk, heap):
-    return (grow(node, k), grow(lab_l, k), grow(lab_c, k), grow(parent, k), grow(arc, k),
-            grow(pk, k), grow(heap, k))
+def _grow_all(k, lab, hkey, hitem):
+    """The labels (node, l, c, parent, arc) and the heap with room for ``k`` entries."""
+    return (grow(lab[0], k), grow(lab[1], k), grow(lab[2], k), grow(lab[3], k),
+            grow(lab[4], k)), grow(hkey, k), grow(hitem, k)
 
 
 @numba.njit(cache=True)
@@ -110,29 +75,28 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
     path from each node to the target (engine.csp.bounds.cpu), used when ``complete``
     (not in Pareto mode, nor without bounds). Also the rows written to ``history``
     and whether ``max_labels`` was hit. ``lag_d, lag_p, lag_q, lag_upper``: the
-    Lagrangian bound (engine.csp.bounds.lagrangian; ``lag_q`` 0: none)."""
-    n = lb_l.size
+    Lagrangian bound (engine.csp.bounds.lagrangian; ``lag_q`` 0: none). The heap
+    holds label indices keyed by (l + lb_l(node), c)."""
     cap = 1024
-    node, lab_l, lab_c = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64)
-    parent, arc, pk = np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64)
-    heap = np.empty(cap, np.int64)
-    settled_cost = np.full(n, INF, np.int64)
+    lab = (np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
+           np.empty(cap, np.int64), np.empty(cap, np.int64))
+    hkey, hitem = np.empty((cap, 2), np.int64), np.empty(cap, np.int64)
+    settled_cost = np.full(lb_l.size, INF, np.int64)
     found = np.empty(64, np.int64)
     nfound, completion = 0, -1
     target_cost = budget + 1 if budget >= 0 else INF     # target labels must cost less
-    node[0], lab_l[0], lab_c[0], parent[0], arc[0] = source, 0, 0, -1, -1
-    pk[0] = lb_l[source]
+    lab[0][0], lab[1][0], lab[2][0], lab[3][0], lab[4][0] = source, 0, 0, -1, -1
     incumbent, best = INF, -1       # a feasible length: label ``best`` + its least-cost path
     if complete and lb_c[source] < target_cost:
         incumbent, best = length_along[source], 0
-    count, size = 1, _push(heap, 0, pk, lab_c, 0)
+    count, size = 1, push(hkey, hitem, 0, (lb_l[source], 0), 0)
     stats[0] += 1
     overflow = False
     rows = 0
     while size > 0:
-        x, size = _pop(heap, size, pk, lab_c)
-        v, lx, cx = node[x], lab_l[x], lab_c[x]
-        if pk[x] >= incumbent:
+        key, x, size = pop(hkey, hitem, size)
+        v, cx = lab[0][x], lab[2][x]
+        if key[0] >= incumbent:
             break                                # nothing left can beat the incumbent
         if cx >= settled_cost[v] or cx + lb_c[v] >= target_cost:
             stats[4] += 1
@@ -145,57 +109,77 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
             found[0], nfound, completion = x, 1, 1     # its shortest completion fits: optimal
             break
         if v == target:
-            if nfound == found.size:
-                found = grow(found, nfound + 1)
+            found = grow(found, nfound + 1)
             found[nfound] = x
-            nfound += 1
-            completion = 0
-            target_cost = cx
+            nfound, completion, target_cost = nfound + 1, 0, cx
             if not pareto:
                 break
             continue
-        for a in range(first_out[v], first_out[v + 1]):
-            w = head[a]
-            nl, nc = lx + length[a], cx + cost[a]
-            if lb_l[w] == INF or lb_c[w] == INF:
-                stats[2] += 1                    # past the radius or cut off from the target
-                continue
-            if nc + lb_c[w] >= target_cost:
-                stats[2] += 1
-                continue
-            if nc >= settled_cost[w]:
-                stats[4] += 1
-                continue
-            if lag_q > 0 and _lagrange_prunes(lag_d, lag_p, lag_q, lag_upper, incumbent,
-                                              budget, w, nl, nc):
-                stats[3] += 1
-                stats[5] += 1
-                continue
-            better = complete and nl + length_along[w] < incumbent
-            if nl + lb_l[w] >= incumbent and not better:
-                stats[3] += 1
-                continue
-            if count == max_labels:
-                overflow = True
-                size = 0
-                break
-            if count == node.size:
-                node, lab_l, lab_c, parent, arc, pk, heap = _grow_all(
-                    count + 1, node, lab_l, lab_c, parent, arc, pk, heap)
-            node[count], lab_l[count], lab_c[count] = w, nl, nc
-            parent[count], arc[count], pk[count] = x, a, nl + lb_l[w]
-            if better:                           # its least-cost completion is a new incumbent
-                incumbent, best = nl + length_along[w], count
-            if pk[count] < incumbent:
-                size = _push(heap, size, pk, lab_c, count)
-            count += 1
-            stats[0] += 1
+        lab, hkey, hitem, count, size, incumbent, best, overflow = _expand(
+            first_out, head, length, cost, x, lab, hkey, hitem, count, size, lb_l, lb_c,
+            settled_cost, target_cost, complete, length_along, incumbent, best, budget,
+            max_labels, stats, lag_d, lag_p, lag_q, lag_upper)
     if nfound == 0 and best >= 0:
         found[0], nfound, completion = best, 1, 2
     if rows == 0 or history[rows - 1, 0] != stats[1] or history[rows - 1, 5] != stats[0]:
         rows = _record(history, rows, stats, size, last=True)
-    return node[:count], lab_l[:count], lab_c[:count], parent[:count], arc[:count], \
+    return lab[0][:count], lab[1][:count], lab[2][:count], lab[3][:count], lab[4][:count], \
         found[:nfound], completion, rows, overflow
+
+
+@numba.njit(cache=True)
+def _expand(first_out, head, length, cost, x, lab, hkey, hitem, count, size, lb_l, lb_c,
+            settled_cost, target_cost, complete, length_along, incumbent, best, budget,
+            max_labels, stats, lag_d, lag_p, lag_q, lag_upper):
+    """The labels that settled label x's arcs create, pushed unless a bound prunes them.
+    Returns the (possibly grown) labels and heap, count, size, incumbent, best and
+    whether ``max_labels`` was hit (then size 0: the search ends)."""
+    v, lx, cx = lab[0][x], lab[1][x], lab[2][x]
+    for a in range(first_out[v], first_out[v + 1]):
+        w = head[a]
+        nl, nc = lx + length[a], cx + cost[a]
+        if _pruned(w, nl, nc, lb_l, lb_c, settled_cost, target_cost, incumbent, budget,
+                   stats, lag_d, lag_p, lag_q, lag_upper):
+            continue
+        better = complete and nl + length_along[w] < incumbent
+        if nl + lb_l[w] >= incumbent and not better:
+            stats[3] += 1
+            continue
+        if count == max_labels:
+            return lab, hkey, hitem, count, 0, incumbent, best, True
+        if count == lab[0].size:
+            lab, hkey, hitem = _grow_all(count + 1, lab, hkey, hitem)
+        lab[0][count], lab[1][count], lab[2][count] = w, nl, nc
+        lab[3][count], lab[4][count] = x, a
+        if better:                           # its least-cost completion is a new incumbent
+            incumbent, best = nl + length_along[w], count
+        if nl + lb_l[w] < incumbent:
+            size = push(hkey, hitem, size, (nl + lb_l[w], nc), count)
+        count += 1
+        stats[0] += 1
+    return lab, hkey, hitem, count, size, incumbent, best, False
+
+
+@numba.njit(cache=True, _nrt=False)
+def _pruned(w, nl, nc, lb_l, lb_c, settled_cost, target_cost, incumbent, budget, stats,
+            lag_d, lag_p, lag_q, lag_upper):
+    """Whether a new label (w, nl, nc) is pruned by the radius or the cost bound, by
+    dominance or by the Lagrangian bound, counted in ``stats``."""
+    if lb_l[w] == INF or lb_c[w] == INF:
+        stats[2] += 1                        # past the radius or cut off from the target
+        return True
+    if nc + lb_c[w] >= target_cost:
+        stats[2] += 1
+        return True
+    if nc >= settled_cost[w]:
+        stats[4] += 1
+        return True
+    if lag_q > 0 and _lagrange_prunes(lag_d, lag_p, lag_q, lag_upper, incumbent, budget,
+                                      w, nl, nc):
+        stats[3] += 1
+        stats[5] += 1
+        return True
+    return False
 
 
 def label_arcs(parent: np.ndarray, arc: np.ndarray, x: int) -> np.ndarray:

@@ -1,5 +1,6 @@
-"""CU-CH's parameters and their checks, apart from the contraction code (engine.ch) so
-that the command line and the window can read them without loading Numba and SciPy."""
+"""CU-CH's parameters and their checks, apart from the contraction code
+(engine.ch.contraction) so that the command line and the window can read them without
+loading Numba and SciPy."""
 from __future__ import annotations
 
 import math

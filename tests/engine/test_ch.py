@@ -95,7 +95,7 @@ def test_generated_200_sources():
 
 def test_a_dense_level_graph_ends_the_levels():
     """In a clique an independent set is one node, so each level would contract one
-    node: the first such level ends the levels (engine.ch.STALLED) and the rest is
+    node: the first such level ends the levels (engine.ch.contraction.STALLED) and the rest is
     the core, with exact queries."""
     n = 120
     tail, head = np.nonzero(~np.eye(n, dtype=bool))
@@ -155,13 +155,25 @@ def test_cancel_between_levels(rome):
 
 def test_cancel_inside_a_level(rome, monkeypatch):
     """A level is checked between its steps: cancelled during SCORE, nothing after it runs."""
-    import engine.ch as ch
+    import engine.ch.contraction as ch
     from engine.core.progress import CancelToken, Cancelled
     token, real = CancelToken(), ch.importance
     monkeypatch.setattr(ch, "importance", lambda *a: (token.cancel(), real(*a))[1])
     monkeypatch.setattr(ch, "independent_set", lambda *a: pytest.fail("SELECT ran after cancel"))
     with pytest.raises(Cancelled):
         contract(rome, K=64, backend=CPU, cancel=token)
+
+
+def test_the_package_face_loads_no_numba():
+    """engine.ch's parameters, its Hierarchy and its face are read without Numba or
+    SciPy (the command line and the window ask for them at start-up)."""
+    import subprocess
+    import sys
+    code = ("import sys, engine.ch, engine.ch.parameters, engine.ch.hierarchy; "
+            "from engine.ch import DEFAULT_K, Hierarchy, check_parameters; "
+            "print(sorted({'numba', 'scipy'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_bad_parameters(rome):

@@ -23,62 +23,21 @@ iteration expands labels a sequential search would not).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from engine.core import backend as backends
+from engine.core.paths import check_node, path_from_arcs, unreachable
 from engine.csp.bounds.cpu import INF, Bounds, ReverseGraph, compute_bounds, tree_path
-from engine.csp.labeling.cpu import HISTORY, STATS, label_arcs, label_search
 from engine.csp.bounds.lagrangian import (AUTO_AFTER_PER_NODE, POLICIES, LagrangianBound, cpu_search,
-                                   lagrangian_summary, larac)
-from engine.csp.hierarchy.layered import LayeredGraph
+                                          lagrangian_summary, larac)
 from engine.csp.hierarchy.build import ParetoHierarchy
-from engine.core.paths import Path, Unreachable, check_node, path_from_arcs, unreachable
+from engine.csp.hierarchy.layered import LayeredGraph
+from engine.csp.labeling.cpu import HISTORY, STATS, label_arcs, label_search
+from engine.csp.query.results import CspResult, LabelMemoryExceeded, NoPathWithinBudget, ParetoPoint
 
 MAX_LABELS = 50_000_000        # CPU: about 2 GB of labels; beyond it a query fails clearly
 HISTORY_ROWS = 4096
-
-
-class NoPathWithinBudget(Unreachable):
-    """Every path costs more than the budget; ``least_cost`` is the cheapest."""
-
-    def __init__(self, message: str, least_cost: int) -> None:
-        super().__init__(message)
-        self.least_cost = least_cost
-
-
-class LabelMemoryExceeded(RuntimeError):
-    """The search needed more labels than allowed (no answer is guessed)."""
-
-
-@dataclass(frozen=True)
-class ParetoPoint:
-    length: int
-    cost: int
-    arcs: np.ndarray
-
-
-@dataclass
-class CspResult:
-    source: int
-    target: int
-    budget: int
-    length: int
-    cost: int
-    path: Path
-    least_cost: int                 # the cheapest path's cost (the budget's floor)
-    shortest_length: int            # the shortest path's length ...
-    shortest_cost: int              # ... and cost (a budget at or above it changes nothing)
-    answered_by: str                # "bounds", or "labeling" (and how its path ends)
-    stats: dict = field(default_factory=dict)     # STATS counts
-    ms: dict = field(default_factory=dict)        # bounds, labeling, total
-    pareto: list[ParetoPoint] | None = None
-    references: dict = field(default_factory=dict)   # "shortest", "least_cost": arc arrays
-    history: np.ndarray | None = None   # int64 [k, len(history_columns)]: the labeling's course
-    history_columns: tuple = HISTORY    # engine.csp.labeling.gpu.GPU_HISTORY on the GPU
-    lagrangian: dict | None = None      # engine.csp.bounds.lagrangian.lagrangian_summary (None: unused)
-    backend: str = "cpu"
 
 
 def require_metrics(graph, *names: str) -> None:

@@ -16,6 +16,7 @@ from engine.csp.bounds.lagrangian_gpu import GpuLagrangian, ZeroWeightLoop
 from engine.csp.labeling.gpu import (AT, BY_BOUNDS, COMPLETE, DONE, GPU_HISTORY, OUT_OF_LABELS,
                                   OUT_OF_LISTS, OVER_BUDGET, PARETO, UNREACHABLE, GpuLabeling)
 from engine.core.paths import unreachable
+from engine.csp.query.results import ParetoPoint
 
 HIERARCHY_RUN_ARCS = 256      # NY Q3 on the H100: 11.2 ms at 32, 7.7 at 128, 7.2 at 256, 9.7 unbounded
 OUT_OF_MEMORY = (OUT_OF_LABELS, OUT_OF_LISTS)
@@ -197,7 +198,6 @@ class GpuSearch:
             return dataclasses.replace(bound, d=backend.xp.asarray(bound.d))
 
     def _answer(self, q, base, run, stats, length_next, cost_next, target, goal):
-        from engine.csp.query.budgeted import ParetoPoint
         if run.pareto is not None:
             if not run.pareto:
                 raise RuntimeError("the GPU labeling found no path that the bounds promised")

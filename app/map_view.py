@@ -14,7 +14,7 @@ on a road that is not drawn. A scale bar (app/scale_bar.py) sits in the bottom-l
 A ``Colouring`` (made by a controller: tree distances, contraction levels) replaces
 the road-class curves by one curve per bin, filled from the same levels of detail.
 Right-clicks ask for a context menu; while ``hover_enabled``, the node under the mouse
-is reported at most every HOVER_INTERVAL_MS. Overlays (app/hierarchy_overlay.py) add
+is reported at most every HOVER_INTERVAL_MS. Overlays (app/features/hierarchy/overlay.py) add
 their own items to ``plot`` and may take a click first (``add_click_handler``).
 """
 from __future__ import annotations

@@ -1,1 +1,2 @@
-"""engine.generate.network."""
+"""The generated road network RouteLab opens when no file is given (deterministic from
+a seed): network.py builds the graph, layout.py decides where things lie."""

@@ -1,4 +1,4 @@
-// CRP customization by Bellman-Ford (engine/crp/customize_gpu.py), after Delling,
+// CRP customization by Bellman-Ford (engine/crp/customization/gpu.py), after Delling,
 // Kobitzsch and Werneck, "Customizing Driving Directions with GPUs".
 // A level is costed in phases: mapping (gather each in-edge's cost from the level
 // below), injection (entry r at 0, all else FORBIDDEN), search (pull rounds until no
@@ -44,7 +44,7 @@ __device__ __forceinline__ int pull(Dist dist, int stride, int k, int begin, int
 // Local variant: one block per (cell, batch of entries), distances [vertex][entry]
 // in shared memory, rounds inside the block until no thread changed anything.
 // A vertex re-pulls only if the group it watches changed in the round before (a
-// subcell's entries, engine.crp.customize_layout.dirty_groups; -1: always), which
+// subcell's entries, engine.crp.customization.layout.dirty_groups; -1: always), which
 // skips the settled parts of a cell. stats[0] |= overflow, stats[1] = max rounds.
 // Collection writes the exits' rows.
 extern "C" __global__ void bf_local(const int* __restrict__ block_cell,
@@ -182,7 +182,7 @@ extern "C" __global__ void bf_global_collect(const long long* __restrict__ cliqu
 }
 
 // ------------------------------------------------------------------ min-plus variant
-// Level l > 0 as min-plus products (engine.crp.customize_layout.minplus_layout). A
+// Level l > 0 as min-plus products (engine.crp.customization.layout.minplus_layout). A
 // cell's rows are its subcells' entries, slot by slot, then its exits; a row holds
 // one distance per entry of the block's batch. In a round, every slot whose rows
 // changed multiplies them by its subcell's matrix in S_{l-1} (read in place: no

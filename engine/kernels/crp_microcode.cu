@@ -1,4 +1,4 @@
-// Microinstructions of the lowest CRP level (engine/crp/microcode_gpu.py): one block per
+// Microinstructions of the lowest CRP level (engine/crp/customization/microcode_gpu.py): one block per
 // packed group of cells, the slots M in shared memory. Mapping (gather the level
 // below's weights, min over parallel edges), the layers (barrier between two), then
 // collection into S. FORBIDDEN = 2^31-1 is "no way"; a finite sum >= FORBIDDEN sets

@@ -9,7 +9,7 @@ typedef unsigned long long u64;
 #define U64_INF 0xffffffffffffffffULL
 
 // ------------------------------------------------------------------ control block
-// One int64 array shared by the host and every block (engine/csp/label_gpu.py names).
+// One int64 array shared by the host and every block (engine/csp/labeling/gpu.py names).
 enum {
     STATUS, NEAR_N, CUR, COUNT, INCUMBENT, THRESHOLD, KT, ITER, NEXT_NEAR, FAR_N, FCUR, MODE,
     FBASE, FWIDTH, POOL, WITNESS, SRC_LB_L, SRC_LB_C, SRC_COST_ALONG, SRC_LEN_ALONG, FAR_MAX,
@@ -34,7 +34,7 @@ enum { RUNNING, DONE, OUT_OF_LABELS, OUT_OF_LISTS, UNREACHABLE, OVER_BUDGET, BY_
 #define CH 8           // label ids per chunk of a vertex's non-dominated list
 #define AR_P 6         // the AR model's order
 #define AR_RING 64     // stored growth / pruning ratios
-#define HCOLS 12       // history columns (engine/csp/label_gpu.py GPU_HISTORY)
+#define HCOLS 12       // history columns (engine/csp/labeling/gpu.py GPU_HISTORY)
 
 // Loads of state that other blocks write during a pass bypass L1 (not coherent).
 __device__ __forceinline__ i64 ld(const i64* p) { return __ldcg(p); }
@@ -153,7 +153,7 @@ extern "C" __global__ void csp_start(int n, int source, int target, i64 budget, 
 struct Graph {
     const int* first_out; const int* head; const int* len; const int* cost;
 };
-// With lag_q > 0 also the Lagrangian bound (engine/csp/lagrangian.py): lag_d the
+// With lag_q > 0 also the Lagrangian bound (engine/csp/bounds/lagrangian.py): lag_d the
 // distances to the target under lag_q * length + lag_p * cost, lag_cut = lag_q * upper.
 // by_arc: lb_l, lb_c, cost_along and length_along per arc, at its head (by_arc[k * m + a]
 // is the k-th at head[a]), so that a relaxation loads them beside the arc, not after
@@ -408,7 +408,7 @@ struct Next {
 // towards the target), but only after a hop of at most run_arcs arcs (32 on a road
 // graph: one round): unbounded, wide runs made the slowest warp slower while the others
 // waited at the barrier (2 M Q3 422 -> 472 ms). A hierarchy's core nodes have more
-// arcs, so runs there may go wider (engine/csp/search_gpu.py). Every lane of the warp
+// arcs, so runs there may go wider (engine/csp/query/gpu.py). Every lane of the warp
 // calls it (x < 0: none).
 __device__ void expand(int x, const Graph& G, const Bounds& B, const Labels& L, const Lists& S,
                        const Table& T, const Out& o, const Next& nx, i64* ctl, int target,
@@ -490,7 +490,7 @@ __device__ void split(int x, const Bounds& B, const Labels& L, const Out& o, i64
 // AR(6) one-step forecast of the ratio series x[0..t) (a ring of AR_RING): the
 // coefficients fit by least squares (ridge-regularised normal equations, Cholesky)
 // over the last AR_P equations; fewer than 2 AR_P points: the last value.
-// engine/csp/parallelism.py ar_forecast is the twin.
+// engine/csp/labeling/parallelism.py ar_forecast is the twin.
 __device__ double ar_forecast(const double* x, int t) {
     if (t < 2 * AR_P) return t > 0 ? x[(t - 1) % AR_RING] : 0.0;
     double A[AR_P][AR_P], b[AR_P];
@@ -534,7 +534,7 @@ __device__ double ar_forecast(const double* x, int t) {
 }
 
 // Vine's bound on the next K_t: the frontier after it, (N - K)(1 - theta) + K * growth,
-// must fit MaxFtr = free label memory / iterations left. engine/csp/parallelism.py
+// must fit MaxFtr = free label memory / iterations left. engine/csp/labeling/parallelism.py
 // next_k is the twin.
 __device__ i64 next_k(double growth, double theta, i64 n, i64 free_labels, double left,
                       i64 k_min, i64 k_max) {
@@ -773,7 +773,7 @@ extern "C" __global__ void csp_witness(const int* __restrict__ lab_node,
 }
 
 // ------------------------------------------------------------------ twin check
-// For the parity test with engine/csp/parallelism.py: out[0] = the AR(6) forecast of
+// For the parity test with engine/csp/labeling/parallelism.py: out[0] = the AR(6) forecast of
 // series[0..t) (t <= AR_RING), out[1] = next_k(p[0..6]).
 extern "C" __global__ void csp_parallelism_check(const double* series, int t, const double* p,
                                                  double* out) {
@@ -783,7 +783,7 @@ extern "C" __global__ void csp_parallelism_check(const double* series, int t, co
 }
 
 // A per-node array of the graph for the nodes of a bi-criteria hierarchy's layered
-// graph (engine/csp/layered.py): node i < n is the graph's node i, node n + v its down
+// graph (engine/csp/hierarchy/layered.py): node i < n is the graph's node i, node n + v its down
 // copy, which keeps v's value only when it can reach the target (down[v]), else INF.
 extern "C" __global__ void csp_lift(const i64* __restrict__ values,
                                     const unsigned char* __restrict__ down, int n,

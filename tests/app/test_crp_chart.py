@@ -1,4 +1,4 @@
-"""The per-level CRP customization chart (app/crp_chart.py)."""
+"""The per-level CRP customization chart (app/features/crp/chart.py)."""
 from __future__ import annotations
 
 import os

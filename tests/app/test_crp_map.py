@@ -1,5 +1,5 @@
 """The CRP partition on the map: cell colouring, a cell's entries/exits and shortcut
-matrix, a route through the levels, picking a cell (app/crp_map.py)."""
+matrix, a route through the levels, picking a cell (app/features/crp/map.py)."""
 from __future__ import annotations
 
 import os

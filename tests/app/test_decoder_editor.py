@@ -1,4 +1,4 @@
-"""The decoder editor widget (app/decoder_editor.py): real widget interactions, headless."""
+"""The decoder editor widget (app/features/crp/decoder_editor.py): real widget interactions, headless."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""Pieces of the decoder editor (app/decoder_editor.py): the speed table, the avoid
+"""Pieces of the decoder editor (app/features/crp/decoder_editor.py): the speed table, the avoid
 toggles, the turn-cost table, the undo history and the inline error text. Each control
 group only shows a Decoder and reports changes; building and validating the new
 decoder is the editor's job."""

@@ -1,4 +1,4 @@
-"""The bi-criteria hierarchy in the cost-budgeted path box (app/csp_hierarchy_row.py):
+"""The bi-criteria hierarchy in the cost-budgeted path box (app/features/csp/hierarchy_row.py):
 Build (a long job in the engine thread, progress and Cancel in the status bar), Open…
 and Save… (.rlb, engine.csp.hierarchy.file), and whether the csp controller's queries
 label on it. The engine keeps the hierarchies (one per metric pair); the window keeps

@@ -1,7 +1,7 @@
 """The service area (isochrones) in tree mode: a "Service area" option and its cut-offs
 in the tree's box; while it is on, every tree shown is followed by an ``isochrone``
 job (engine.capabilities.isochrone, on the engine thread, the newest cancelling the
-older), whose bands app/isochrone_overlay.py fills on the map in the tree's colours.
+older), whose bands app/features/isochrone/overlay.py fills on the map in the tree's colours.
 """
 from __future__ import annotations
 

@@ -16,14 +16,13 @@ lexicographic order when it is [n, 2] (cost-budgeted labels: length, then cost);
 caller's, never grown here (see engine.core.arrays.grow). Equal keys leave in no
 promised order.
 
-``push``, ``pop`` and ``forget`` are ``inline='always'``; the sifts under them, and
-the addressable heap's functions, are compiled with ``_nrt=False`` and called (LLVM
-inlines them): no reference counting, which matters, since each array argument of a
-call costs an atomic incref/decref otherwise. Nothing here inlines at Numba's level
-into a function that is itself inlined: Numba 0.68 miscompiled that nesting
-(bidirectional Dijkstra returned wrong distances). The inlined functions are
-compiled into their callers' Numba caches, which Numba does not invalidate when this
-file changes: after editing it, delete the callers' cached ``*.nbi``/``*.nbc`` files.
+All are compiled with ``_nrt=False`` and called (LLVM inlines them), ``forget``
+alone is ``inline='always'``: no reference counting, which matters, since each array
+argument of a call with it costs an atomic incref/decref. They are not inlined at
+Numba's level: a search that is itself inlined (csp labeling's _expand) would nest
+the inlining, which Numba 0.68 miscompiled here (bidirectional Dijkstra returned
+wrong distances). Numba's cache of a caller is not invalidated when this file
+changes: after editing it, delete the callers' cached ``*.nbi``/``*.nbc`` files.
 """
 from __future__ import annotations
 
@@ -126,14 +125,14 @@ def _pop(key, item, pos, size):
 
 
 # ------------------------------------------------------------ plain heap
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False)
 def push(key, item, size, k, v):
     """Push (k, v) on a heap of ``size`` entries; returns the new size."""
     _sift_up(key, item, None, size, k, v)
     return size + 1
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False)
 def pop(key, item, size):
     """Remove the top of a heap of ``size`` > 0 entries: (its key, its item, new size)."""
     return _pop(key, item, None, size)

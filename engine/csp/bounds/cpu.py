@@ -71,24 +71,28 @@ def reverse_search(first_in, in_tail, in_arc, w, target, source, radius, dist, n
     circular array of max weight + 1 bucket lists, O(1) push and pop, about 3x a
     binary heap on road networks), else a binary heap."""
     n = dist.size
-    width = np.max(w) + 1 if dial and w.size else 1
+    width = 1
+    if dial:
+        for i in range(w.size):
+            width = max(width, w[i] + 1)
     bucket = np.full(width, -1, np.int64)       # Dial: the first entry of each bucket
     nxt = np.empty(n + w.size + 1, np.int64)    # Dial: the next entry; heap: its keys
     item = np.empty(n + w.size + 1, np.int64)   # the node of each entry
     dist[target] = 0
     used, d = 1, 0
     if dial:
-        _dial_push(bucket, nxt, item, 0, 0, target)
+        bucket[0], nxt[0], item[0] = 0, -1, target
         size = 1
     else:
         size = push(nxt, item, 0, 0, target)
     source_done = False
     while size > 0:
         if dial:
-            e = _dial_pop(bucket, nxt, d)
+            e = bucket[d % width]
             if e < 0:
                 d += 1
                 continue
+            bucket[d % width] = nxt[e]
             size -= 1
             v = item[e]
         else:
@@ -108,28 +112,13 @@ def reverse_search(first_in, in_tail, in_arc, w, target, source, radius, dist, n
                 dist[u] = nd
                 next_arc[u] = in_arc[i]
                 if dial:
-                    _dial_push(bucket, nxt, item, used, nd, u)
+                    slot = nd % width
+                    item[used], nxt[used] = u, bucket[slot]
+                    bucket[slot] = used
                     used += 1
                     size += 1
                 else:
                     size = push(nxt, item, size, nd, u)
-
-
-@numba.njit(cache=True, inline="always")
-def _dial_push(bucket, nxt, item, e, k, v):
-    """Entry e (node v at distance k) at the head of bucket k mod the buckets."""
-    slot = k % bucket.size
-    item[e], nxt[e] = v, bucket[slot]
-    bucket[slot] = e
-
-
-@numba.njit(cache=True, inline="always")
-def _dial_pop(bucket, nxt, d):
-    """The first entry of the bucket of distance d, unlinked (-1: the bucket is empty)."""
-    e = bucket[d % bucket.size]
-    if e >= 0:
-        bucket[d % bucket.size] = nxt[e]
-    return e
 
 
 def search(rev: ReverseGraph, weight: np.ndarray, other: np.ndarray, head, target: int,

@@ -127,7 +127,7 @@ def label_search(first_out, head, length, cost, source, target, budget, lb_l, lb
         found[:nfound], completion, rows, overflow
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _expand(first_out, head, length, cost, x, lab, hkey, hitem, count, size, lb_l, lb_c,
             settled_cost, target_cost, complete, length_along, incumbent, best, budget,
             max_labels, stats, lag_d, lag_p, lag_q, lag_upper):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba as nb
 
 from engine.core.heaps import forget, pop_addressable, push_or_decrease
-from engine.crp.customization.cpu import FORBIDDEN
+from engine.crp.metric import FORBIDDEN
 
 
 # The heaps are addressable (engine.core.heaps): each arc is in one at most once, so

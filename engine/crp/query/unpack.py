@@ -13,7 +13,7 @@ import numpy as np
 
 from engine.core.arrays import grow
 from engine.core.heaps import forget, pop_addressable, push_or_decrease
-from engine.crp.customization.cpu import FORBIDDEN
+from engine.crp.metric import FORBIDDEN
 
 
 @nb.njit(cache=True, _nrt=False)

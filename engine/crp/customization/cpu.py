@@ -41,6 +41,14 @@ def _dijkstra(v0, source, nv, edge_first, edge_to, edge_weight, weights, dist, h
     return overflow
 
 
+@nb.njit(cache=True)
+def cell_span(c, vertex_first, entry_first, exit_first):
+    """Where cell c's local graph lies: (its first vertex, vertices, entries, exits)."""
+    v0 = vertex_first[c]
+    return (v0, vertex_first[c + 1] - v0, entry_first[c + 1] - entry_first[c],
+            exit_first[c + 1] - exit_first[c])
+
+
 @nb.njit(cache=True, parallel=True)
 def customize_cells(vertex_first, entry_first, exit_first, edge_first, edge_to, edge_weight,
                     weights, clique_first, out):
@@ -48,10 +56,7 @@ def customize_cells(vertex_first, entry_first, exit_first, edge_first, edge_to, 
     num_cells = vertex_first.size - 1
     overflow = np.zeros(num_cells, dtype=np.bool_)
     for c in nb.prange(num_cells):
-        v0 = vertex_first[c]
-        nv = vertex_first[c + 1] - v0
-        ne = entry_first[c + 1] - entry_first[c]
-        nx = exit_first[c + 1] - exit_first[c]
+        v0, nv, ne, nx = cell_span(c, vertex_first, entry_first, exit_first)
         if ne == 0 or nx == 0:
             continue
         ecount = edge_first[v0 + nv] - edge_first[v0]

@@ -34,6 +34,7 @@ import numpy as np
 
 from engine.core.arrays import grow
 from engine.crp.customization.cell_metric import CostOverflow
+from engine.crp.customization.cpu import cell_span
 from engine.crp.metric import FORBIDDEN
 
 _FREE_SCAN = 16      # free slots looked at before a fresh one is taken
@@ -287,10 +288,7 @@ def _compile_range(c0, c1, vertex_first, entry_first, exit_first, edge_first, ed
     buf = np.empty((256, 5), dtype=np.int32)
     total = 0
     for cell in range(c0, c1):
-        v0 = vertex_first[cell]
-        nv = vertex_first[cell + 1] - v0
-        ne = entry_first[cell + 1] - entry_first[cell]
-        nx = exit_first[cell + 1] - exit_first[cell]
+        v0, nv, ne, nx = cell_span(cell, vertex_first, entry_first, exit_first)
         if ne == 0 or nx == 0:
             continue
         buf, n, slot, nslots, nl = _contract_cell(v0, nv, ne, nx, edge_first, edge_to,

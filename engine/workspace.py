@@ -1,7 +1,8 @@
 """Workspace: the engine's state for one graph, with no Qt.
 
-It holds the graph, the backend, the current contraction hierarchy and the query
-objects built on them (routers, tree queries, PHAST). Whoever queries owns one: the
+It holds the graph, the backend, the routing model (engine.model: the turn-expanded
+graph where turns matter), the current contraction hierarchy and the query objects
+built on them (routers, tree queries, PHAST). Whoever queries owns one: the
 window's engine thread, or one command-line run. Query objects are made on first use
 and warmed up there, so a time shown to a person never includes one-off compilation.
 A new hierarchy or a changed metric drops exactly the objects built on the old one.
@@ -29,32 +30,95 @@ class Workspace:
         self._customizer = None          # engine.crp.Customizer of that overlay on ``backend``
         self.cell_metric = None          # engine.crp.CellMetric: the last customization
         self._crp_query = None           # CrpQuery on (overlay, cell_metric)
+        self._turns = None               # engine.core.turns.Turns of ``graph``
+        self._models: dict = {}          # ((metric, hash), ...) -> engine.model.TurnModel
+
+    # ------------------------------------------------------------ the model
+    def turns(self):
+        """Every allowed turn of the graph (engine.core.turns), built once."""
+        if self._turns is None:
+            from engine.core.turns import turn_graph
+            self._turns = turn_graph(self.graph)
+        return self._turns
+
+    def turn_model(self, metrics, force: bool = False):
+        """The TurnModel (engine.model) of these metric names under their default
+        decoders, built once; None when no metric needs turns, so that the node-based
+        search on the road graph is the same answer, unless ``force``."""
+        from engine.model.defaults import default_decoder, needs_turns
+        names = tuple(self.graph.metric_of(m).name for m in metrics)
+        decoders = {n: default_decoder(self.graph, n) for n in names}
+        if not force and not any(needs_turns(self.graph, d) for d in decoders.values()):
+            return None
+        key = tuple((n, self.graph.metric_of(n).hash) for n in names)
+        if key not in self._models:
+            from engine.model.expanded import turn_model
+            self._models[key] = turn_model(self.graph, decoders, self.turns())
+        return self._models[key]
+
+    def model_for(self, metric: str | None = None, node_based: bool = False):
+        """The TurnModel that searches for ``metric`` run on, or None for the road graph
+        itself: when ``node_based`` is asked for, or when turns change nothing and no
+        turn-aware hierarchy of the metric is loaded."""
+        if node_based:
+            return None
+        name = self.graph.metric_of(metric).name
+        h = self.hierarchy
+        return self.turn_model((name,), force=h is not None and h.turn_aware and h.metric == name)
 
     # --------------------------------------------------------------- hierarchy
-    def set_hierarchy(self, hierarchy) -> None:
-        """Use ``hierarchy`` (None drops it); routers and PHAST built on the old one go."""
-        if hierarchy is not None and hierarchy.graph is not self.graph:
-            hierarchy.attach(self.graph)
+    def set_hierarchy(self, hierarchy, path=None) -> None:
+        """Use ``hierarchy`` (None drops it); routers and PHAST built on the old one go.
+        A turn-aware one belongs to the turn model's expanded graph of its metric."""
+        if hierarchy is not None:
+            graph = self._hierarchy_graph(hierarchy, path)
+            if hierarchy.graph is not graph:
+                hierarchy.attach(graph, path)
         self.hierarchy = hierarchy
         self._phast = None
         self._routers = {k: r for k, r in self._routers.items() if k[2] is None}
 
     def load_hierarchy(self, path):
         from engine.ch import Hierarchy
-        h = Hierarchy.load(path, self.graph)
-        self.set_hierarchy(h)
+        h = Hierarchy.load(path)
+        self.set_hierarchy(h, path)
         return h
 
+    def _hierarchy_graph(self, hierarchy, path=None):
+        if not hierarchy.turn_aware:
+            return self.graph
+        if hierarchy.metric not in self.graph.metrics:
+            from engine.io import LoadError
+            raise LoadError(path, f"this hierarchy is for the metric {hierarchy.metric!r}, which "
+                                  f"this graph does not have ({', '.join(self.graph.metrics)})")
+        return self.turn_model((hierarchy.metric,), force=True).expanded
+
     # ----------------------------------------------------------------- queries
-    def router(self, metric: str | None = None):
-        """The best point-to-point router for ``metric`` (engine.routing.router_for),
-        warmed up once."""
-        from engine.routing import router_for
+    def hierarchy_serves(self, metric: str | None = None, node_based: bool = False) -> bool:
+        """Whether the current hierarchy answers ``metric``'s queries in the model asked
+        for (its graph is the one searches run on, its weights that metric's)."""
+        h = self.hierarchy
+        if h is None:
+            return False
+        model = self.model_for(metric, node_based)
+        graph = self.graph if model is None else model.expanded
+        return h.graph is graph and h.serves(graph.metric_of(self.graph.metric_of(metric).name))
+
+    def router(self, metric: str | None = None, node_based: bool = False):
+        """The best point-to-point router for ``metric``, warmed up once: turn-aware
+        (engine.model.router) unless turns change nothing or ``node_based`` is asked
+        for (engine.routing.router_for); the CH query where the hierarchy serves it."""
         m = self.graph.metric_of(metric)
-        h = self.hierarchy if self.hierarchy is not None and self.hierarchy.serves(m) else None
-        key = (m.name, m.hash, None if h is None else id(h))
+        model = self.model_for(m.name, node_based)
+        h = self.hierarchy if self.hierarchy_serves(m.name, node_based) else None
+        key = (m.name, m.hash, None if h is None else id(h), model is None)
         if key not in self._routers:
-            router = router_for(self.graph, m.name, h)
+            if model is None:
+                from engine.routing import router_for
+                router = router_for(self.graph, m.name, h)
+            else:
+                from engine.model.router import turn_aware_router
+                router = turn_aware_router(model, m.name, h)
             self._warm_up_router(router)
             self._routers[key] = router
         return self._routers[key]
@@ -66,21 +130,24 @@ class Workspace:
             except Unreachable:
                 pass
 
-    def tree_query(self, metric: str | None = None):
-        """The direct SSSP TreeQuery for ``metric`` on this backend."""
+    def tree_query(self, metric: str | None = None, model=None):
+        """The direct SSSP TreeQuery for ``metric`` on this backend: on the road graph,
+        or on ``model``'s expanded graph (engine.model)."""
         from engine.sssp import TreeQuery
-        m = self.graph.metric_of(metric)
-        key = (m.name, m.hash)
+        graph = self.graph if model is None else model.expanded
+        m = graph.metric_of(metric)
+        key = (m.name, m.hash, id(graph))
         if key not in self._trees:
-            self._trees[key] = TreeQuery(self.graph, m.name, self.backend)
+            self._trees[key] = TreeQuery(graph, m.name, self.backend)
         return self._trees[key]
 
     def phast_query(self, metric: str | None = None):
-        """PHAST on the current hierarchy, which must have been built for ``metric``."""
+        """PHAST on the current hierarchy, which must have been built for ``metric``
+        (on the graph it is attached to: the road graph or a turn model's)."""
         h = self.hierarchy
         if h is None:
             raise ValueError("there is no contraction hierarchy: contract the graph first")
-        h.check_metric(self.graph.metric_of(metric or h.metric))
+        h.check_metric(h.graph.metric_of(metric or h.metric))
         if self._phast is None:
             from engine.ch.phast import PhastQuery
             self._phast = PhastQuery(h, self.backend)
@@ -150,6 +217,13 @@ class Workspace:
             self._warm_up_router(self._crp_query)
         return self._crp_query
 
+    def csp_graph(self, minimize: str, budget_metric: str):
+        """(graph, model) cost-budgeted paths of these metrics search on: the turn model's
+        expanded graph of both (engine.model), or the road graph where turns change
+        nothing (model None)."""
+        model = self.turn_model((minimize, budget_metric))
+        return (self.graph, None) if model is None else (model.expanded, model)
+
     def csp_query(self, minimize: str, budget_metric: str, bounds: bool = True,
                   lagrangian: str = "auto", hierarchy: bool = False):
         """The cost-budgeted path query for (length, cost) metrics, compiled and warmed
@@ -159,37 +233,45 @@ class Workspace:
         key = (minimize, budget_metric, bounds, lagrangian, None if h is None else id(h))
         if key not in self._csp:
             from engine.csp import CspQuery
-            query = CspQuery(self.graph, minimize, budget_metric, bounds=bounds,
+            from engine.csp.query.budgeted import require_metrics
+            require_metrics(self.graph, minimize, budget_metric)
+            graph, model = self.csp_graph(minimize, budget_metric)
+            query = CspQuery(graph, minimize, budget_metric, bounds=bounds,
                              backend=self.backend, lagrangian=lagrangian, hierarchy=h)
-            if self.graph.num_arcs:
+            if graph.num_arcs:
                 a = 0
                 try:
-                    query.solve(int(self.graph.tail[a]), int(self.graph.head[a]), 2**40, pareto=True)
+                    query.solve(int(graph.tail[a]), int(graph.head[a]), 2**40, pareto=True)
                 except Unreachable:
                     pass
+            if model is not None:
+                from engine.model.budgeted import TurnAwareCsp
+                query = TurnAwareCsp(model, query)
             self._csp[key] = query
         return self._csp[key]
 
     def csp_hierarchy(self, minimize: str, budget_metric: str, build: bool = True,
                       progress=None):
-        """The bi-criteria hierarchy of two metrics (engine.csp.hierarchy.build): the one
-        set or loaded for them, else built now (``progress(done, total)`` per round) and
-        kept; None when there is none and ``build`` is False."""
+        """The bi-criteria hierarchy of two metrics (engine.csp.hierarchy.build) on the
+        graph their queries search (csp_graph): the one set or loaded for them, else
+        built now (``progress(done, total)`` per round) and kept; None when there is
+        none and ``build`` is False."""
+        graph, _ = self.csp_graph(minimize, budget_metric)
         h = self._csp_hierarchies.get((minimize, budget_metric))
-        if h is not None and h.serves(self.graph, minimize, budget_metric):
+        if h is not None and h.serves(graph, minimize, budget_metric):
             return h
         if not build:
             return None
         from engine.csp.hierarchy.build import pareto_hierarchy_for
         from engine.csp.query.budgeted import require_metrics
         require_metrics(self.graph, minimize, budget_metric)
-        return self._keep_csp_hierarchy(pareto_hierarchy_for(self.graph, minimize, budget_metric,
+        return self._keep_csp_hierarchy(pareto_hierarchy_for(graph, minimize, budget_metric,
                                                              progress=progress))
 
     def set_csp_hierarchy(self, h):
-        """Use ``h`` for its two metrics (refused unless built from this graph's)."""
+        """Use ``h`` for its two metrics (refused unless built from the graph they search)."""
         from engine.csp.hierarchy.file import check_fits
-        check_fits(h, self.graph, *h.metrics)
+        check_fits(h, self.csp_graph(*h.metrics)[0], *h.metrics)
         return self._keep_csp_hierarchy(h)
 
     def _keep_csp_hierarchy(self, h):
@@ -202,11 +284,14 @@ class Workspace:
 
     def load_csp_hierarchy(self, path, minimize: str | None = None,
                            budget_metric: str | None = None):
-        """A saved bi-criteria hierarchy (.rlb) for this graph (and these metrics, when
-        given), validated and checked against the graph as it loads, then used."""
-        from engine.csp.hierarchy.file import load_pareto_hierarchy
-        return self._keep_csp_hierarchy(load_pareto_hierarchy(path, self.graph, minimize,
-                                                              budget_metric))
+        """A saved bi-criteria hierarchy (.rlb) for the graph its metrics search (and
+        these metrics, when given), validated and checked as it loads, then used."""
+        from engine.csp.hierarchy.file import check_fits, load_pareto_hierarchy
+        h = load_pareto_hierarchy(path)
+        known = all(name in self.graph.metrics for name in h.metrics)
+        graph = self.csp_graph(*h.metrics)[0] if known else self.graph
+        check_fits(h, graph, minimize or h.metrics[0], budget_metric or h.metrics[1], path)
+        return self._keep_csp_hierarchy(h)
 
     def warm_once(self, key, fn) -> None:
         """Run ``fn()`` untimed the first time ``key`` is seen: compilation, tuning and

@@ -8,6 +8,8 @@ SOURCE = Param("source", int, None, "source node (the file's node id)", flag="--
                required=True, node=True)
 TARGET = Param("target", int, None, "target node (the file's node id)", flag="--to",
                required=True, node=True)
+NODE_BASED = Param("node_based", bool, False, flag="--node-based", help="the classic node-based search, which ignores turn "
+                   "restrictions and turn costs (for comparison)")
 HIERARCHY = Param("hierarchy", str, None, "use this contraction hierarchy (.rlh)", file=True)
 GEOJSON = Param("geojson", str, None, "also write the path as GeoJSON (a LineString and its "
                 "properties)", file=True)
@@ -16,7 +18,7 @@ GPX = Param("gpx", str, None, "also write the path as a GPX track", file=True)
 
 def use_hierarchy_file(workspace, params: dict) -> None:
     """Load the ``hierarchy`` file parameter into the workspace, refusing one built
-    for another metric than the one asked for."""
+    for another metric or another routing model than the one asked for."""
     path = params.get("hierarchy")
     if not path:
         return
@@ -26,6 +28,16 @@ def use_hierarchy_file(workspace, params: dict) -> None:
     if metric and metric != h.metric:
         raise LoadError(path, f"the hierarchy was built for {h.metric!r}, not {metric!r}")
     params["metric"] = h.metric
+    node_based = bool(params.get("node_based"))
+    if h.turn_aware and node_based:
+        raise LoadError(path, "this hierarchy is turn-aware; --node-based needs one contracted "
+                              "with --node-based")
+    if not h.turn_aware and not node_based and workspace.turn_model((h.metric,)) is not None:
+        from engine.model.defaults import restrictions_in_force
+        raise LoadError(path, "this hierarchy is node-based: it ignores the graph's "
+                              f"{restrictions_in_force(workspace.graph):,} turn restrictions "
+                              "and its turn costs. Contract again without --node-based for a "
+                              "turn-aware one, or ask for --node-based")
 
 
 def text_lines(lines: list[str], written: str | None, what: str) -> str:
@@ -41,8 +53,8 @@ def file_ids(graph, nodes):
 PARTITION = Param("partition", str, None, "CRP partition (.rlp); made with default levels "
                   "when absent", file=True)
 DECODER = Param("decoder", str, None, "CRP metric decoder: a shipped name (car-fastest, "
-                "dimacs-time, ...) or a .toml file; default: car-fastest on maps, "
-                "dimacs-time on DIMACS")
+                "dimacs-time, ...), a .toml file, or 'default': the metric's own column "
+                "and the turn costs a plain route pays (README, turn-aware routing)")
 CURRENT_METRIC = "current"      # a route's decoder: the workspace's current customization
 
 
@@ -61,6 +73,9 @@ def decoder_for(workspace, params: dict):
     name = params.get("decoder")
     if isinstance(name, Decoder):
         return name
+    if name == "default":
+        from engine.model.defaults import default_decoder
+        return default_decoder(workspace.graph, params.get("metric"))
     if not name:
         g = workspace.graph
         name = ("car-fastest" if "road_class" in g.arc_attrs else

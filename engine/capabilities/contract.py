@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.capabilities import Capability, Param, register
-from engine.capabilities.common import METRIC, text_lines
+from engine.capabilities.common import METRIC, NODE_BASED, text_lines
 from engine.ch.parameters import DEFAULT_C, DEFAULT_K, MIN_C, check_parameters
 
 if TYPE_CHECKING:
@@ -17,8 +17,16 @@ def build(workspace, params: dict, ctx) -> Hierarchy:
     K, C = params.get("K", DEFAULT_K), params.get("C", DEFAULT_C)
     check_parameters(workspace.graph.num_nodes, K, C)     # before the warm-up: a bad K says so at once
     workspace.warm_once(("contract", workspace.backend.name), lambda: _warm_up(workspace.backend))
-    h = contract(workspace.graph, params.get("metric"), K=K, C=C, backend=workspace.backend,
-                 progress=ctx.progress, cancel=ctx.cancel, on_iteration=ctx.record)
+    metric = workspace.graph.metric_of(params.get("metric")).name
+    model = None if params.get("node_based") else \
+        workspace.turn_model((metric,), force=bool(params.get("turn_aware")))
+    kwargs = dict(K=K, C=C, backend=workspace.backend, progress=ctx.progress,
+                  cancel=ctx.cancel, on_iteration=ctx.record)
+    if model is None:
+        h = contract(workspace.graph, metric, **kwargs)
+    else:
+        from engine.model.hierarchy import contract_turn_aware
+        h = contract_turn_aware(model, metric, **kwargs)
     workspace.set_hierarchy(h)
     if params.get("out"):
         h.save(params["out"])
@@ -40,8 +48,11 @@ def _warm_up(backend) -> None:
 
 
 def to_json(workspace, params: dict, h: Hierarchy) -> dict:
+    from engine.model.hierarchy import bytes_per_arc
     return {"summary": h.summary(), "iterations": h.iterations, "out": params.get("out"),
-            "backend": workspace.backend.describe()}
+            "backend": workspace.backend.describe(), "turn_aware": h.turn_aware,
+            "nodes": h.num_nodes, "bytes_per_road_arc": round(bytes_per_arc(
+                h, workspace.graph.num_arcs), 1)}
 
 
 def level_text(record: dict) -> str:
@@ -53,14 +64,19 @@ def level_text(record: dict) -> str:
 
 def text(r: dict) -> str:
     s = r["summary"]
-    return text_lines([f"contracted in {s['contract_ms']:.0f} ms on {r['backend']}: {s['levels']} "
+    model = (f"turn-aware ({r['nodes']:,} nodes: one per arc, a start and an end per road node)"
+             if r["turn_aware"] else "node-based (ignores turn restrictions and turn costs)")
+    return text_lines([f"{model} hierarchy, {r['bytes_per_road_arc']:,} bytes per road arc",
+                       f"contracted in {s['contract_ms']:.0f} ms on {r['backend']}: {s['levels']} "
                        f"levels, core {s['core_nodes']:,} nodes, {s['shortcuts']:,} shortcuts, "
                        f"edge growth {s['edge_growth']}"], r["out"], "hierarchy")
 
 
 CONTRACT = register(Capability(
     name="contract", label="Contract (CU-CH)", help="build a CU-CH contraction hierarchy",
-    params=(METRIC,
+    params=(METRIC, NODE_BASED,
+            Param("turn_aware", bool, False, flag="--turn-aware", help="contract the turn-aware model even where turns "
+                  "change nothing (DIMACS; for comparison)"),
             Param("K", int, DEFAULT_K, "core size at which contraction stops: 2 or more; "
                   "more than the node count means no levels (the whole graph is the core)"),
             Param("C", float, DEFAULT_C, f"share of live nodes that are candidates, {MIN_C}..1"),

@@ -8,6 +8,7 @@ from engine.capabilities import QUEUE, Capability, Param, register
 from engine.capabilities.common import GEOJSON, GPX, SOURCE, TARGET, file_ids
 from engine.export import write_path, written_lines
 from engine.core.units import Unit, parse_amounts, unit_of
+from engine.model.defaults import restrictions_in_force
 
 # A path's (length, cost) metrics (csp's parameters); the window's defaults too.
 MINIMIZE, BUDGET_METRIC = "distance", "travel_time"
@@ -138,6 +139,7 @@ def to_json(workspace, params: dict, r) -> dict:
         "backend": r.backend, "iterations": r.stats.get("iterations"),
         "k_t": _k_history(r),
         "pareto": None if r.pareto is None else [[p.length, p.cost] for p in r.pareto],
+        "turn_aware": True, "restrictions": restrictions_in_force(g),
         "lagrangian": r.lagrangian,
         "hierarchy": _hierarchy_json(workspace, params, minimize, budget_metric),
         **{k: params[k] for k in ("geojson", "gpx") if params.get(k)},     # written by run

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.capabilities import Capability, Param, register
-from engine.capabilities.common import HIERARCHY, METRIC, SOURCE, use_hierarchy_file
+from engine.capabilities.common import HIERARCHY, METRIC, NODE_BASED, SOURCE, use_hierarchy_file
 from engine.capabilities.tree import PHAST, TreeAnswer, shortest_path_tree
 from engine.export import written_lines
 from engine.core.polylines import require_coordinates
@@ -54,10 +54,11 @@ def run(workspace, params: dict, ctx) -> IsochroneAnswer:
     metric = graph.metric_of(params.get("metric")).name
     unit = unit_of(graph.metric_units, metric)
     cutoffs = cutoffs_in_raw_units(params.get("cutoffs") or "", unit)
-    h = workspace.hierarchy
-    method = PHAST if h is not None and h.serves(graph.metric_of(metric)) else params.get("method")
+    node_based = bool(params.get("node_based"))
+    method = PHAST if workspace.hierarchy_serves(metric, node_based) else params.get("method")
     tree = shortest_path_tree(workspace, {"source": params["source"], "metric": metric,
-                                          "method": method or "auto"}, ctx)
+                                          "method": method or "auto", "node_based": node_based},
+                              ctx)
     from engine.sssp.isochrone import isochrones
     iso = isochrones(graph, tree.tree.distance, metric, cutoffs, params.get("buffer"),
                      source=int(params["source"]), progress=ctx.progress, cancel=ctx.cancel,
@@ -96,7 +97,7 @@ ISOCHRONE = register(Capability(
     params=(SOURCE,
             Param("cutoffs", str, None, "increasing cut-offs: 300,600,900 (seconds or metres), "
                   "5min,10min, 5,10,15min or 1km,2km", required=True),
-            METRIC, HIERARCHY,
+            METRIC, HIERARCHY, NODE_BASED,
             Param("method", str, "auto", "SSSP method without a hierarchy (see tree)", cli=False),
             Param("buffer", float, None, "buffer width in metres (default: half the median arc "
                   "length, 10-150 m)"),

@@ -1,5 +1,7 @@
-"""route: the shortest path between two nodes, by the best router for the metric
-(the CH query when a hierarchy of that metric is loaded, else bidirectional Dijkstra)."""
+"""route: the shortest path between two nodes in the routing model (engine.model: turn
+restrictions and turn costs obeyed), by the best router for the metric (the CH query
+when a hierarchy of that metric and model is loaded, else bidirectional Dijkstra), or
+by the CRP query under a decoder."""
 from __future__ import annotations
 
 import time
@@ -7,12 +9,13 @@ from dataclasses import dataclass
 
 from engine.capabilities import QUEUE, Capability, register
 from engine.capabilities.common import (CURRENT_METRIC, DECODER, GEOJSON, GPX, HIERARCHY, METRIC,
-                                        PARTITION, SOURCE, TARGET, decoder_for, file_ids,
+                                        NODE_BASED, PARTITION, SOURCE, TARGET, decoder_for, file_ids,
                                         use_hierarchy_file, use_partition_file)
 from engine.export import write_path, written_lines
 from engine.core.paths import Path
 from engine.core.summary import RouteSummary, route_summary
 from engine.core.units import Unit, format_duration, format_length, unit_of
+from engine.model.defaults import restrictions_in_force
 
 
 @dataclass(frozen=True)
@@ -25,18 +28,24 @@ class RouteAnswer:
     turns: dict | None = None       # CRP: turns taken by type, and the turn costs paid
     steps: tuple | None = None      # CRP: (arcs, levels) of the path before unpacking (CrpQuery.steps)
     unit: Unit = Unit("")           # the unit of the path's cost
+    turn_aware: bool = True         # False only for --node-based: the path ignores turns
+    restrictions: int = 0           # banned turns in force on the graph
 
 
 def route(workspace, params: dict, ctx) -> RouteAnswer:
     if params.get("decoder") or params.get("partition"):
         return _crp_route(workspace, params)
     use_hierarchy_file(workspace, params)
-    router = workspace.router(params.get("metric"))
+    node_based = bool(params.get("node_based"))
+    router = workspace.router(params.get("metric"), node_based=node_based)
     path, ms = _timed_route(workspace, router, params)
     g = workspace.graph
-    return _exported(workspace, params, RouteAnswer(path, router.name, router.label, ms,
-                                                    route_summary(g, path),
-                                                    unit=unit_of(g.metric_units, path.metric)))
+    turns = router.turns_taken(path) if hasattr(router, "turns_taken") else None
+    label = router.label + (" (node-based: ignores turns)" if node_based else "")
+    return _exported(workspace, params, RouteAnswer(
+        path, router.name, label, ms, route_summary(g, path), turns,
+        unit=unit_of(g.metric_units, path.metric), turn_aware=not node_based,
+        restrictions=restrictions_in_force(g)))
 
 
 def _timed_route(workspace, router, params: dict):
@@ -103,7 +112,8 @@ def crp_route(workspace, params: dict) -> RouteAnswer:
     turns = path_turns(router, path.arcs)
     return _exported(workspace, params, RouteAnswer(
         path, router.name, router.label, ms, route_summary(workspace.graph, path), turns,
-        router.steps(), unit=Unit(turns["unit"] or "")))
+        router.steps(), unit=Unit(turns["unit"] or ""),
+        restrictions=restrictions_in_force(workspace.graph)))
 
 
 def to_json(workspace, params: dict, a: RouteAnswer) -> dict:
@@ -114,6 +124,7 @@ def to_json(workspace, params: dict, a: RouteAnswer) -> dict:
         "unit": a.unit.name, "length_m": _rounded(s.length_m),
         "travel_time_s": _rounded(s.travel_time_s, 3), "path": file_ids(g, a.path.nodes),
         "compute_ms": round(a.compute_ms, 4), "method": a.method, "method_label": a.method_label,
+        "turn_aware": a.turn_aware, "restrictions": a.restrictions,
         **({"turns": a.turns["by_type"], "turn_cost": a.turns["cost"]} if a.turns else {}),
         **{k: params[k] for k in ("geojson", "gpx") if params.get(k)},     # written by route
     }
@@ -133,16 +144,20 @@ def text(r: dict) -> str:
 
 
 def _turn_lines(r: dict) -> list[str]:
+    restrictions = r.get("restrictions", 0)
+    if not r.get("turn_aware", True):
+        return [f"  node-based: ignores the {restrictions:,} turn restrictions and all turn costs"]
+    obeyed = f"; {restrictions:,} turn restrictions obeyed" if restrictions else ""
     if "turns" not in r:
-        return []
+        return [f"  turn-aware: no turn costs{obeyed}"] if obeyed else []
     taken = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in r["turns"].items() if n)
     paid = Unit(r.get("unit", "")).with_raw(r["turn_cost"])
-    return [f"  turns: {taken or 'none'}; turn costs paid {paid}"]
+    return [f"  turns: {taken or 'none'}; turn costs paid {paid}{obeyed}"]
 
 
 ROUTE = register(Capability(
     name="route", label="Route", help="shortest path between two nodes",
-    params=(SOURCE, TARGET, METRIC, HIERARCHY, PARTITION, DECODER, GEOJSON, GPX),
+    params=(SOURCE, TARGET, METRIC, HIERARCHY, NODE_BASED, PARTITION, DECODER, GEOJSON, GPX),
     run=route, to_json=to_json, to_text=text, needs_backend=False,
     order=20, menu="&Route", menu_text="&Route mode: start and destination by clicks", shortcut="R",
     policy=QUEUE))

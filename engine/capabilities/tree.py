@@ -1,15 +1,19 @@
 """tree: the shortest-path tree from one node, by a direct SSSP method on the
-backend, or by PHAST on the loaded contraction hierarchy."""
+backend, or by PHAST on the loaded contraction hierarchy. In the routing model
+(engine.model) both run on the turn-expanded graph where turns matter: a node's
+distance is the least over the arcs entering it, and paths are read off the arc tree."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from engine.capabilities import QUEUE, Capability, Param, register
-from engine.capabilities.common import HIERARCHY, METRIC, SOURCE, text_lines, use_hierarchy_file
+from engine.capabilities.common import (HIERARCHY, METRIC, NODE_BASED, SOURCE, file_ids,
+                                        text_lines, use_hierarchy_file)
+from engine.model.defaults import restrictions_in_force
 from engine.export import written_lines
-from engine.core.paths import ShortestPathTree
+from engine.core.paths import Path, ShortestPathTree
 from engine.core.units import Unit, unit_of
 
 PHAST = "phast"
@@ -37,6 +41,8 @@ class TreeAnswer:
     total_ms: float       # with the copy to host memory
     stats: dict = field(default_factory=dict)
     level_ms: dict | None = None   # PHAST: {"up": [ms per level], "core": ms, "down": [...]}
+    turn_aware: bool = True        # False for --node-based: the tree ignores turns
+    path: Path | None = None       # --path-to: the path to that node, read off the tree
 
 
 def shortest_path_tree(workspace, params: dict, ctx) -> TreeAnswer:
@@ -46,7 +52,11 @@ def shortest_path_tree(workspace, params: dict, ctx) -> TreeAnswer:
         method = AUTO_WITH_HIERARCHY.get(method, method)
     run = ON_HIERARCHY.get(method, _direct_tree)
     answer = run(workspace, int(params["source"]), params.get("metric"), method,
-                 bool(params.get("per_level")))
+                 bool(params.get("per_level")), bool(params.get("node_based")))
+    if params.get("path_to") is not None:
+        from engine.core.paths import path_from_tree
+        answer = replace(answer, path=path_from_tree(workspace.graph, answer.tree,
+                                                     int(params["path_to"])))
     if params.get("out"):
         _save_tree(workspace.graph, answer.tree, params["out"])
     _export_tree(workspace.graph, answer.tree, params)
@@ -64,21 +74,34 @@ def _export_tree(graph, tree: ShortestPathTree, params: dict) -> None:
         csv.write_tree(params["csv"], graph, tree, unit)
 
 
-def _direct_tree(workspace, source: int, metric, method: str, per_level: bool) -> TreeAnswer:
+def _direct_tree(workspace, source: int, metric, method: str, per_level: bool,
+                 node_based: bool = False) -> TreeAnswer:
     """A direct SSSP method of engine.sssp on the backend (no preprocessing)."""
-    query = workspace.tree_query(metric)
-    workspace.warm_once(("tree", query.metric, method), lambda: query.tree(source, method))
-    r = query.tree(source, method)
-    return TreeAnswer(r.tree, r.method, method_label(r.method), workspace.backend.describe(),
-                      r.compute_ms, r.total_ms, r.stats)
+    model = workspace.model_for(metric, node_based)
+    query = workspace.tree_query(metric, model)
+    start = source if model is None else model.start(source)
+    workspace.warm_once(("tree", query.metric, method, model is None),
+                        lambda: query.tree(start, method))
+    r = query.tree(start, method)
+    tree = r.tree if model is None else model.road_tree(r.tree, source)
+    return TreeAnswer(tree, r.method, method_label(r.method), workspace.backend.describe(),
+                      r.compute_ms, r.total_ms, r.stats, turn_aware=not node_based)
 
 
-def _phast_tree(workspace, source: int, metric, method: str, per_level: bool) -> TreeAnswer:
+def _phast_tree(workspace, source: int, metric, method: str, per_level: bool,
+                node_based: bool = False) -> TreeAnswer:
     query = workspace.phast_query(metric)
-    workspace.warm_once(("phast", id(query)), lambda: query.tree(source, per_level))
-    r = query.tree(source, per_level)
-    return TreeAnswer(r.tree, PHAST, PHAST_LABEL, workspace.backend.describe(), r.compute_ms,
-                      r.total_ms, {}, r.level_ms)
+    h = workspace.hierarchy
+    model = workspace.turn_model((h.metric,), force=True) if h.turn_aware else None
+    if model is None and not node_based and workspace.model_for(h.metric) is not None:
+        raise ValueError("the hierarchy is node-based and ignores this graph's turns: contract "
+                         "a turn-aware one, or ask for a node-based tree")
+    start = source if model is None else model.start(source)
+    workspace.warm_once(("phast", id(query)), lambda: query.tree(start, per_level))
+    r = query.tree(start, per_level)
+    tree = r.tree if model is None else model.road_tree(r.tree, source)
+    return TreeAnswer(tree, PHAST, PHAST_LABEL, workspace.backend.describe(), r.compute_ms,
+                      r.total_ms, {}, r.level_ms, turn_aware=model is not None or not node_based)
 
 
 # The tree methods that run on a contraction hierarchy (any other is a direct method).
@@ -103,13 +126,21 @@ def to_json(workspace, params: dict, a: TreeAnswer) -> dict:
             "method_label": a.method_label, "backend": a.backend, "reached": int(reached.sum()),
             "nodes": g.num_nodes, "max_distance": int(t.distance.max()) if reached.any() else 0,
             "compute_ms": round(a.compute_ms, 4), "total_ms": round(a.total_ms, 4),
+            "turn_aware": a.turn_aware, "restrictions": restrictions_in_force(g),
+            **({"path_to": int(g.node_id[a.path.target]), "path": file_ids(g, a.path.nodes),
+                "path_distance": a.path.distance} if a.path is not None else {}),
             "out": params.get("out"), "geojson": params.get("geojson"), "csv": params.get("csv")}
 
 
 def text(r: dict) -> str:
-    farthest = Unit(r.get("unit", "")).with_raw(r["max_distance"])
+    unit = Unit(r.get("unit", ""))
+    model = (f"turn-aware, {r['restrictions']:,} turn restrictions obeyed" if r["turn_aware"]
+             else "node-based: ignores turn restrictions and turn costs")
+    path = ([f"  path to {r['path_to']} ({unit.with_raw(r['path_distance'])}): "
+             + " ".join(map(str, r["path"]))] if "path" in r else [])
     return "\n".join([text_lines([f"{r['metric']} tree from {r['from']}: reached {r['reached']:,} of "
-                                  f"{r['nodes']:,} nodes, farthest {farthest}",
+                                  f"{r['nodes']:,} nodes, farthest {unit.with_raw(r['max_distance'])}",
+                                  f"  {model}", *path,
                                   f"  computed in {r['compute_ms']:.2f} ms ({r['total_ms']:.2f} ms with "
                                   f"the copy to host) by {r['method']} on {r['backend']}"],
                                  r["out"], "tree (node_id, distance, parent)"),
@@ -118,7 +149,9 @@ def text(r: dict) -> str:
 
 TREE = register(Capability(
     name="tree", label="Shortest-path tree", help="shortest-path tree from one node",
-    params=(SOURCE, METRIC,
+    params=(SOURCE, METRIC, NODE_BASED,
+            Param("path_to", int, None, "also give the path to this node, read off the tree",
+                  flag="--path-to", node=True),
             Param("method", str, "auto", "SSSP method; phast needs a hierarchy", choices=method_names),
             Param("per_level", bool, False, "PHAST: time every level"),
             Param("out", str, None, "write node_id, distance, parent to this .npz", file=True),

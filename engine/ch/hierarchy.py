@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.io.errors import LoadError
-from engine.io.hierarchy_file import ARRAYS, read_hierarchy, write_hierarchy
+from engine.io.hierarchy_file import ARRAYS, TURN_AWARE, read_hierarchy, write_hierarchy
 
 
 @dataclass(eq=False)
@@ -42,6 +42,11 @@ class Hierarchy:
     @property
     def num_shortcuts(self) -> int:
         return int(self.arc_tail.size) - self.num_original_arcs
+
+    @property
+    def turn_aware(self) -> bool:
+        """Contracted from a turn model's expanded graph (engine.model), not the road graph."""
+        return self.params.get("model") == TURN_AWARE
 
     @property
     def edge_growth(self) -> float:
@@ -79,6 +84,7 @@ class Hierarchy:
         return {"levels": self.num_levels, "core_nodes": int(self.core_nodes.size),
                 "shortcuts": self.num_shortcuts, "edge_growth": round(self.edge_growth, 3),
                 "contract_ms": round(total_ms + self.params.get("apsp_ms", 0.0), 2),
+                "model": self.params.get("model", "node_based"),
                 **{k: v for k, v in self.params.items() if k in ("K", "C", "backend", "apsp_ms")}}
 
     # ----------------------------------------------------------- saving

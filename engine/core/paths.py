@@ -24,6 +24,10 @@ class ShortestPathTree:
     distance: np.ndarray     # int64 [n], -1 where unreachable
     parent: np.ndarray       # int32 [n], -1 for the source and unreachable nodes
     parent_arc: np.ndarray   # int32 [n], arc parent -> node, -1 likewise
+    # turn-aware trees (engine.model): the arc before each arc on its best path, -1 for
+    # the first arc and unreached arcs. The best path to a node need not extend the best
+    # path to its parent node (a banned turn may lie between), so paths follow arcs.
+    arc_parent: np.ndarray | None = None
 
     @property
     def reachable(self) -> np.ndarray:
@@ -67,6 +71,8 @@ def path_from_tree(graph, tree: ShortestPathTree, target: int) -> Path:
     check_node(graph, target)
     if tree.distance[target] < 0:
         raise unreachable(graph, tree.source, target)
+    if tree.arc_parent is not None:
+        return _path_from_arc_tree(graph, tree, int(target))
     arcs = []
     v = int(target)
     while v != tree.source:
@@ -75,6 +81,17 @@ def path_from_tree(graph, tree: ShortestPathTree, target: int) -> Path:
             raise RuntimeError(f"broken shortest-path tree at node {graph.node_id[v]}")
         arcs.append(a)
         v = int(graph.tail[a])
+    return path_from_arcs(graph, tree.source, target, tree.metric, int(tree.distance[target]),
+                          arcs[::-1])
+
+
+def _path_from_arc_tree(graph, tree: ShortestPathTree, target: int) -> Path:
+    arcs, a = [], int(tree.parent_arc[target])
+    while a >= 0 and len(arcs) <= graph.num_arcs:
+        arcs.append(a)
+        a = int(tree.arc_parent[a])
+    if target != tree.source and (not arcs or graph.tail[arcs[-1]] != tree.source):
+        raise RuntimeError(f"broken shortest-path tree at node {graph.node_id[target]}")
     return path_from_arcs(graph, tree.source, target, tree.metric, int(tree.distance[target]),
                           arcs[::-1])
 

@@ -27,6 +27,10 @@ ARRAYS = ("node_level", "arc_tail", "arc_head", "arc_weight", "arc_child1", "arc
           "up_first", "up_harc", "down_first", "down_harc", "core_nodes", "core_dist",
           "core_pred")
 INF = int(np.iinfo(np.int64).max)
+# params["model"]: what the hierarchy was contracted from (absent in older files: the
+# road graph). A turn-aware one holds engine.model's expanded graph.
+NODE_BASED, TURN_AWARE = "node_based", "turn_aware"
+MODELS = (NODE_BASED, TURN_AWARE)
 HIERARCHY_KEYS = {"metric": str, "metric_hash": str, "num_nodes": int, "num_levels": int,
                   "num_original_arcs": int, "iterations": list, "params": dict}
 _CHUNK = 1 << 20         # matrix entries per step of the core checks (8 MiB of int64)
@@ -225,3 +229,5 @@ def _check_records(path, iterations: list, params: dict) -> None:
             raise LoadError(path, "damaged hierarchy: an iteration record is malformed")
     if not number(params.get("apsp_ms", 0.0)):
         raise LoadError(path, "damaged hierarchy: params 'apsp_ms' is not a number")
+    if params.get("model", NODE_BASED) not in MODELS:
+        raise LoadError(path, f"damaged hierarchy: params 'model' must be one of {', '.join(MODELS)}")

@@ -1,0 +1,141 @@
+"""TurnModel: the turn-expanded graph on which node-based algorithms search turn-aware.
+
+Node layout of the expanded graph (N = m + 2n for a road graph of n nodes, m arcs):
+
+    [0, m)          arc node a: "has just driven along road arc a"
+    [m, m + n)      start node of road node v
+    [m + n, m + 2n) end node of road node v
+
+Edges (sorted by tail, so the expanded graph is an ordinary RoadGraph):
+
+    a -> b          every allowed turn a -> b (engine.core.turns), weight turn cost + cost(b)
+    a -> end(head a)  weight 0
+    start(v) -> a   every arc a leaving v, weight cost(a)
+
+A start node has no incoming edge and an end node no outgoing one, so neither can lie
+inside a path: a path start(s) -> ... -> end(t) is exactly a legal arc sequence from s to
+t, and its length is the turn-aware cost (OSRM's edge-based graph with phantom ends).
+Contraction puts start and end nodes first, with no shortcuts. Weights come from
+engine.crp.metric.costs.decode, the very code CRP customizes with, so a route here and
+a CRP route under the same decoder cost the same. An arc or turn a decoder forbids in
+any of the model's metrics is left out.
+
+Memory: per expanded node 4 B (first_out) + 8 B (node_id) + 16 B (lon, lat, where the
+road graph has coordinates); per edge 4 B (head) + 4 B per metric. NY (n 264 k,
+m 734 k, 2.3 M turns): 1.26 M nodes, 3.8 M edges.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.core.graph import RoadGraph, csr_offsets
+from engine.core.paths import Path, ShortestPathTree, path_from_arcs
+from engine.core.turns import TURN_TYPES, Turns, turn_graph
+from engine.crp.metric.costs import FORBIDDEN, decode
+from engine.model.defaults import restrictions_in_force
+
+
+@dataclass(frozen=True, eq=False)
+class TurnModel:
+    graph: RoadGraph            # the road graph
+    expanded: RoadGraph         # searched by every node-based algorithm
+    decoders: dict              # metric name -> engine.crp.metric.decoder.Decoder
+    turns: Turns
+    arc_cost: dict              # metric name -> int64 [m] cost of each road arc
+
+    @property
+    def restrictions(self) -> int:
+        """Banned turns in force (OSM restrictions, the generated network's left turns)."""
+        return restrictions_in_force(self.graph)
+
+    def start(self, v: int) -> int:
+        return self.graph.num_arcs + int(v)
+
+    def end(self, v: int) -> int:
+        return self.graph.num_arcs + self.graph.num_nodes + int(v)
+
+    def road_path(self, path: Path, source: int, target: int) -> Path:
+        """An expanded path start(source) -> ... -> end(target) as road arcs."""
+        return path_from_arcs(self.graph, source, target, path.metric, path.distance,
+                              path.nodes[1:-1])
+
+    def road_tree(self, tree: ShortestPathTree, source: int) -> ShortestPathTree:
+        """An expanded tree from start(source) as a road tree: a node's distance is the
+        least over the arcs entering it; ``arc_parent`` keeps the arc tree, so a path
+        read off it (engine.core.paths.path_from_tree) is a legal one."""
+        m, n = self.graph.num_arcs, self.graph.num_nodes
+        ends = slice(m + n, m + 2 * n)
+        distance = tree.distance[ends].astype(np.int64, copy=True)
+        parent_arc = tree.parent[ends].astype(np.int32, copy=True)     # arc nodes (< m)
+        parent_arc[distance < 0] = -1
+        distance[source], parent_arc[source] = 0, -1
+        parent = np.where(parent_arc >= 0, self.graph.tail[np.maximum(parent_arc, 0)], -1)
+        arc_parent = tree.parent[:m].astype(np.int32, copy=True)
+        arc_parent[arc_parent >= m] = -1                   # the first arc: from start(source)
+        return ShortestPathTree(int(source), tree.metric, distance, parent.astype(np.int32),
+                                parent_arc, arc_parent)
+
+    def turns_taken(self, path: Path) -> dict:
+        """{"by_type": count per turn type, "cost": turn costs paid} along a road path."""
+        arcs = path.arcs.astype(np.int64)
+        by_type = dict.fromkeys(TURN_TYPES, 0)
+        if arcs.size > 1:
+            t = self.turn_ids(arcs[:-1], arcs[1:])
+            for k, c in zip(*np.unique(self.turns.turn_type[t], return_counts=True)):
+                by_type[TURN_TYPES[k]] = int(c)
+        paid = path.distance - int(self.arc_cost[path.metric][arcs].sum())
+        return {"by_type": by_type, "cost": paid}
+
+    def turn_ids(self, from_arc: np.ndarray, to_arc: np.ndarray) -> np.ndarray:
+        """Ids of the turns from_arc[i] -> to_arc[i] (KeyError for a turn not allowed)."""
+        first, targets = self.turns.first_turn, self.turns.to_arc
+        out = np.empty(from_arc.size, dtype=np.int64)
+        for i, (a, b) in enumerate(zip(from_arc.tolist(), to_arc.tolist())):
+            row = targets[first[a]:first[a + 1]]
+            hit = np.flatnonzero(row == b)
+            if hit.size == 0:
+                raise KeyError(f"arc {a} -> arc {b} is not an allowed turn")
+            out[i] = first[a] + hit[0]
+        return out
+
+
+def turn_model(graph: RoadGraph, decoders: dict, turns: Turns | None = None) -> TurnModel:
+    """The turn model of ``graph`` for each metric name -> decoder in ``decoders``."""
+    turns = turns if turns is not None else turn_graph(graph)
+    costs = {name: decode(graph, turns, d) for name, d in decoders.items()}
+    m, n = graph.num_arcs, graph.num_nodes
+    arc_ok = np.ones(m, dtype=bool)
+    turn_ok = np.ones(turns.num_turns, dtype=bool)
+    for c in costs.values():
+        arc_ok &= np.asarray(c.arc_cost) != FORBIDDEN
+        turn_ok &= np.asarray(c.turn_weight) != FORBIDDEN
+    turn_ok &= arc_ok[turns.from_arc] & arc_ok[turns.to_arc]
+    arcs = np.flatnonzero(arc_ok)
+    tail = np.concatenate([turns.from_arc[turn_ok], arcs, m + graph.tail[arcs]]).astype(np.int64)
+    head = np.concatenate([turns.to_arc[turn_ok], m + n + graph.head[arcs], arcs])
+    order = np.argsort(tail, kind="stable")          # a's turns, then its end edge
+    metrics = {}
+    for name, c in costs.items():
+        w = np.concatenate([np.asarray(c.turn_weight)[turn_ok], np.zeros(arcs.size, np.int32),
+                            np.asarray(c.arc_cost)[arcs]])
+        metrics[name] = np.ascontiguousarray(w[order], dtype=np.int32)
+    lon, lat = _coordinates(graph)
+    expanded = RoadGraph(
+        first_out=csr_offsets(tail[order], m + 2 * n), head=head[order].astype(np.int32),
+        metrics=metrics, node_id=np.arange(m + 2 * n, dtype=np.int64), lon=lon, lat=lat,
+        metric_units={k: graph.metric_units[k] for k in metrics if k in graph.metric_units},
+        source=f"{graph.source or 'graph'} (turn-expanded)")
+    arc_cost = {name: np.asarray(c.arc_cost).astype(np.int64) for name, c in costs.items()}
+    return TurnModel(graph, expanded, dict(decoders), turns, arc_cost)
+
+
+def _coordinates(graph):
+    """Arc nodes at their arc's middle, start and end nodes at their road node."""
+    if graph.lon is None:
+        return None, None
+    t, h = graph.tail, graph.head
+    lon = np.concatenate([(graph.lon[t] + graph.lon[h]) / 2, graph.lon, graph.lon])
+    lat = np.concatenate([(graph.lat[t] + graph.lat[h]) / 2, graph.lat, graph.lat])
+    return lon, lat

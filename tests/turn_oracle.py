@@ -1,0 +1,103 @@
+"""The independent oracle for turn-aware routing, built here and not by the code under
+test: SciPy's Dijkstra on an explicit arc-to-arc matrix made from the road graph's own
+arrays (every in-arc x out-arc pair at every node, less the banned pairs read from
+``graph.turn_restrictions``), weighted by the turn's cost by type plus the next arc's
+cost. Only the definition of a turn's type is borrowed (engine.core.turns._turn_types);
+the turn cost per type comes from the decoder's TOML values as written."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+from engine.core.turns import TURN_TYPES, _turn_types
+
+EPS = 1e-9          # SciPy drops explicit zeros: a zero-cost edge is stored as EPS
+
+
+def turn_cost_table(decoder) -> np.ndarray:
+    """Cost per turn type in the column's units (a kind = "metric", scale 1 decoder)."""
+    assert decoder.kind == "metric" and decoder.scale == 1
+    costs = decoder.turn_costs()
+    return np.array([int(round(float(costs[t]))) for t in TURN_TYPES], dtype=np.int64)
+
+
+class EdgeOracle:
+    def __init__(self, graph, metric: str, turn_cost_by_type) -> None:
+        self.graph, self.metric = graph, metric
+        self.arc_cost = graph.metric(metric).astype(np.int64)
+        tail, head, m = graph.tail.astype(np.int64), graph.head.astype(np.int64), graph.num_arcs
+        by_tail = np.argsort(tail, kind="stable")
+        first = np.searchsorted(tail[by_tail], np.arange(graph.num_nodes + 1))
+        pairs = [(a, b) for a in range(m) for b in by_tail[first[head[a]]:first[head[a] + 1]]]
+        frm = np.array([p[0] for p in pairs], dtype=np.int64)
+        to = np.array([p[1] for p in pairs], dtype=np.int64)
+        self.banned = set()
+        r = graph.turn_restrictions
+        if r is not None:
+            self.banned = set(zip(r.from_arc.tolist(), r.to_arc.tolist()))
+        keep = np.array([(a, b) not in self.banned for a, b in pairs], dtype=bool)
+        w = np.asarray(turn_cost_by_type, dtype=np.int64)[_turn_types(graph, frm, to)] + \
+            self.arc_cost[to]
+        frm, to, w = frm[keep], to[keep], w[keep].astype(np.float64)
+        self.matrix = sp.csr_matrix((np.where(w == 0, EPS, w), (frm, to)), shape=(m, m))
+
+    def distances_from(self, source: int) -> np.ndarray:
+        """Turn-aware distance from road node ``source`` to every node (-1: unreachable)."""
+        g = self.graph
+        out = np.arange(g.first_out[source], g.first_out[source + 1])
+        node = np.full(g.num_nodes, np.inf)
+        node[source] = 0
+        if out.size:
+            d = csgraph.dijkstra(self.matrix, directed=True, indices=out)
+            by_arc = (d + self.arc_cost[out][:, None]).min(axis=0)
+            np.minimum.at(node, g.head, by_arc)
+        ok = np.isfinite(node)
+        return np.where(ok, np.rint(np.where(ok, node, 0)), -1).astype(np.int64)
+
+    def check_legal(self, path) -> None:
+        """Walk the path's turns: consecutive arcs meet, no banned pair, ends right."""
+        g, arcs = self.graph, [int(a) for a in path.arcs]
+        if not arcs:
+            assert path.source == path.target
+            return
+        assert g.tail[arcs[0]] == path.source and g.head[arcs[-1]] == path.target
+        for a, b in zip(arcs, arcs[1:]):
+            assert g.head[a] == g.tail[b], f"arcs {a} and {b} do not meet"
+            assert (a, b) not in self.banned, f"the path takes the banned turn {a} -> {b}"
+
+
+def least_length_within_budget(lengths: EdgeOracle, costs: EdgeOracle, source: int, target: int,
+                               budget: int) -> int | None:
+    """The least turn-aware length from ``source`` to ``target`` whose turn-aware cost is
+    within ``budget`` (None: none), by a plain label-setting over arcs: labels (length,
+    cost) per arc, dominated ones dropped, pruned by the cost still needed (SciPy on
+    the reversed cost matrix)."""
+    import heapq
+    g = lengths.graph
+    ends = np.flatnonzero(g.head == target)
+    rev = costs.matrix.T.tocsr()
+    need = csgraph.dijkstra(rev, directed=True, indices=ends).min(axis=0) if ends.size else None
+    if need is None:
+        return None
+    L, C = lengths.matrix, costs.matrix
+    heap = []
+    for a in range(g.first_out[source], g.first_out[source + 1]):
+        lab = (int(lengths.arc_cost[a]), int(costs.arc_cost[a]), a)
+        if lab[1] + need[a] <= budget + 0.5:
+            heapq.heappush(heap, lab)
+    front: dict[int, list] = {}
+    while heap:
+        length, cost, a = heapq.heappop(heap)
+        if any(c <= cost for c in front.get(a, ())):
+            continue
+        front.setdefault(a, []).append(cost)
+        if g.head[a] == target:
+            return length
+        for k in range(L.indptr[a], L.indptr[a + 1]):
+            b = int(L.indices[k])
+            nl = length + int(round(L.data[k]))
+            nc = cost + int(round(C.data[k]))
+            if nc + need[b] <= budget + 0.5 and not any(c <= nc for c in front.get(b, ())):
+                heapq.heappush(heap, (nl, nc, b))
+    return None

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.crp.query.bounds import TopBounds
 from engine.crp.query.flat import flatten
 from engine.crp.query.query_space import query_space
 from engine.crp.metric import FORBIDDEN
 from engine.crp.query.search import bidirectional, clear
 from engine.crp.query.unpack import search_steps, unpack_path
+from engine.core.arrays import huge
 from engine.core.paths import Unreachable, check_node, path_from_arcs, unreachable
 
 
@@ -38,22 +40,23 @@ class CrpQuery:
         self.query_level = np.ones(overlay.num_levels, dtype=bool)
         self._cells = (self.query_level, q.head_rec, q.tail_rec, q.entry_first, q.entry_q,
                        q.exit_first, q.exit_q)
-        # distances and heap keys fit int32: only costs below best <= FORBIDDEN are
-        # stored (sums are taken in int64), which halves their cache footprint
-        self._state = (np.full(m, FORBIDDEN, dtype=np.int32), np.full(m, FORBIDDEN, dtype=np.int32),
-                       np.full(m, -1, dtype=np.int32), np.full(m, -1, dtype=np.int32),
-                       np.full(m, -1, dtype=np.int8), np.full(m, -1, dtype=np.int8))
+        # distances fit int32: only costs below best <= FORBIDDEN are stored (sums are
+        # taken in int64). Costs and records per arc (search.py), on 2 MB pages
+        self._dist = huge(np.full((m, 2), FORBIDDEN, dtype=np.int32))
+        self._rec = huge(np.full((m, 4), -1, dtype=np.int32))
         self._touched = np.empty(m + 1, dtype=np.int32)
-        self._heaps = (np.empty(m, np.int32), np.empty(m, np.int32), np.full(m, -1, np.int32),
-                       np.empty(m, np.int32), np.empty(m, np.int32), np.full(m, -1, np.int32))
+        self._heaps = (np.empty(m, np.int64), np.empty(m, np.int64))
         self._ntouched = 0
-        self._ud = np.full(m, FORBIDDEN, dtype=np.int32)     # unpacking's local searches
-        self._uvia = np.empty(m, dtype=np.int32)
+        urec = np.full((m, 4), -1, dtype=np.int32)      # unpacking's local searches
+        urec[:, 0] = FORBIDDEN
+        self._urec = huge(urec)
         self._utouched = np.empty(m + 1, dtype=np.int32)
         self._in_q = q.q_of_arc[g.backward.in_arc]          # the arcs into each node
         # global cell index of every node per level, for the s and t cells
         self._node_cell = np.ascontiguousarray(
             (overlay.cell_of + q.cell_base[:, None]).T.astype(np.int32))
+        self._bounds = TopBounds(overlay, q)
+        self._levels_of = None                              # the last search's (for steps)
         self.search_ms = 0.0
         self._meet = -1                                     # the last search's meeting arc
 
@@ -70,6 +73,8 @@ class CrpQuery:
                        self.turn_weight_q, q.arc_level)
         self._unpack_space = (q.first_turn, q.to_q, self.turn_weight_q, q.crossing, q.head_rec,
                               q.exit_first, q.exit_q)
+        if hasattr(self, "_bounds"):
+            self._bounds.reset()
 
     def set_metric(self, metric) -> None:
         """Route on another customization of the same overlay, keeping this query's
@@ -81,7 +86,7 @@ class CrpQuery:
 
     def reset(self) -> None:
         """Forget the last search (only the arcs it touched are cleared)."""
-        clear(self._touched, self._ntouched, *self._state)
+        clear(self._touched, self._ntouched, self._dist, self._rec)
         self._ntouched, self._meet = 0, -1
 
     # ------------------------------------------------------------------ queries
@@ -117,11 +122,14 @@ class CrpQuery:
 
     def _search(self, s_node, t_node, sources, source_cost, targets):
         """Sources and targets as query ids, source costs int32."""
+        cs, ct = self._node_cell[s_node], self._node_cell[t_node]
         best, meet, nt = bidirectional(
-            sources, source_cost, targets, self._graph,
-            self._cells, self._node_cell[s_node], self._node_cell[t_node], self.shortcuts,
-            self._state, self._touched, self._ntouched, self._heaps)
+            sources, source_cost, targets, self._graph, self._cells, cs, ct, self.shortcuts,
+            self._dist, self._rec, self._touched, self._ntouched, self._heaps,
+            self._bounds.get(cs, ct, self.shortcuts))
         self._ntouched, self._meet = nt, meet
+        q = self.space
+        self._levels_of = (q.arc_level, self.query_level, q.head_rec, q.tail_rec, cs, ct)
         if meet < 0:
             return FORBIDDEN, None
         return int(best), self._unpack(meet)
@@ -132,8 +140,7 @@ class CrpQuery:
         l: a level-l shortcut from the arc before). None before any path."""
         if self._meet < 0:
             return None
-        df, db, pf, pb, lf, lb = self._state
-        arcs, levels = search_steps(self._meet, pf, lf, pb, lb)
+        arcs, levels = search_steps(self._meet, self._rec, self._levels_of)
         return self.space.arc_of_q[arcs].astype(np.int64), levels
 
     @property
@@ -143,10 +150,8 @@ class CrpQuery:
     def _unpack(self, meet: int) -> np.ndarray:
         """Original arcs of the search path through ``meet``."""
         q = self.space
-        df, db, pf, pb, lf, lb = self._state
-        arcs = unpack_path(meet, pf, lf, pb, lb, self._unpack_space,
-                           self.shortcuts, q.tail_rec, q.clique_first, self._ud, self._uvia,
-                           self._utouched, self._heaps[:3])
+        arcs = unpack_path(meet, self._rec, self._levels_of, self._unpack_space, self.shortcuts,
+                           q.clique_first, self._urec, self._utouched, self._heaps[0])
         return q.arc_of_q[arcs]
 
 

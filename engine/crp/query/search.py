@@ -6,155 +6,167 @@ the source nor the target, and relaxes that cell's shortcut row from x; where no
 level qualifies it relaxes the turns out of x. The backward search does the same at
 x's tail with the shortcut column. Both searches explore one graph: the turns of the
 bottom cells holding s or t, and the matrices of the largest cells holding neither.
+
+State: ``dist[a] = (df, db)`` (int32; a relaxation compares against it, so it is
+kept dense: a cell's exits share few lines) and ``rec[a] = (pf, pb, slot_f,
+slot_b)`` (parents and heap slots, read only when a cost improves); a step's level
+is not stored but recomputed from its parent (search_steps in unpack.py). Only the
+arcs a search touched are reset, at the next search's start.
+
+Pruning (bounds.py): an arc y reached at cost nd is dropped, and a settled arc is
+not expanded, when nd plus a lower bound of the rest is no less than the best path
+found: the top-level distance from y to the target's top cell (or from the source's
+top cell to y) plus the least cost between that cell's boundary and the target (the
+backward search's key until it settles its first arc there, then that arc's cost).
+Exact: every arc of a cheaper path passes that test.
 """
 from __future__ import annotations
 
 import numba as nb
 
-from engine.core.heaps import forget, pop_addressable, push_or_decrease
 from engine.crp.metric import FORBIDDEN
+from engine.crp.query.heap import forget, pop, push_or_decrease
 
 
-# The heaps are addressable (engine.core.heaps): each arc is in one at most once, so
-# it needs no more room than the arcs, and a better key moves the arc up. Helpers
-# that take arrays and allocate nothing are compiled with _nrt=False: with Numba's
-# reference counting, each call did an atomic incref/decref per array argument,
-# inlined or not, which took 90% of the query's time.
 @nb.njit(cache=True, _nrt=False)
-def _free_level(x, arc_level, query_level, rec, cs, ct):
-    """Highest query level < arc_level[x] whose cell around x (rec: x's head cell for
+def free_level(x, arc_level, query_level, xrec, cs, ct):
+    """Highest query level < arc_level[x] whose cell around x (xrec: x's head cell for
     the forward search, tail cell for the backward one) holds neither s nor t, or -1.
     x crosses every level below arc_level[x], so it has a row/column there."""
     for l in range(arc_level[x] - 1, -1, -1):
         if query_level[l]:
-            c = rec[x, l, 0]
+            c = xrec[x, l, 0]
             if c != cs[l] and c != ct[l]:
                 return l
     return -1
 
 
 @nb.njit(cache=True, _nrt=False)
-def clear(touched, n, df, db, pf, pb, lf, lb):
-    """Forget the arcs a search touched (only those)."""
+def clear(touched, n, dist, rec):
+    """Forget the arcs a search touched (only those; heap slots are already -1)."""
     for i in range(n):
         a = touched[i]
-        df[a] = db[a] = FORBIDDEN
-        pf[a] = pb[a] = -1
-        lf[a] = lb[a] = -1
+        dist[a, 0] = dist[a, 1] = FORBIDDEN
+        rec[a, 0] = rec[a, 1] = -1
 
 
 @nb.njit(cache=True, _nrt=False)
-def _start(sources, source_cost, targets, df, db, pf, pb, touched, heaps):
-    """Seed both heaps; returns (heap sizes, touched count, best, meet)."""
-    hfd, hfv, posf, hbd, hbv, posb = heaps
-    nf = nb_ = nt = 0
-    for i in range(sources.size):
-        a, w = sources[i], source_cost[i]
-        if w != FORBIDDEN and w < df[a]:
-            if df[a] == FORBIDDEN and db[a] == FORBIDDEN:
+def _seed(arcs, cost, f, dist, rec, heap, touched, nt):
+    """Seed one direction (f: 0 forward, 1 backward); returns (heap size, touched)."""
+    size = 0
+    for i in range(arcs.size):
+        a, w = arcs[i], cost[i] if f == 0 else 0
+        if w != FORBIDDEN and w < dist[a, f]:
+            if dist[a, 0] == FORBIDDEN and dist[a, 1] == FORBIDDEN:
                 touched[nt] = a
                 nt += 1
-            df[a] = w
-            pf[a] = -1
-            nf = push_or_decrease(hfd, hfv, posf, nf, w, a)
-    for i in range(targets.size):
-        a = targets[i]
-        if db[a] > 0:
-            if df[a] == FORBIDDEN and db[a] == FORBIDDEN:
-                touched[nt] = a
-                nt += 1
-            db[a] = 0
-            pb[a] = -1
-            nb_ = push_or_decrease(hbd, hbv, posb, nb_, 0, a)
-    best = FORBIDDEN
-    meet = -1
-    for i in range(sources.size):
-        a = sources[i]
-        if df[a] != FORBIDDEN and db[a] != FORBIDDEN and df[a] + db[a] < best:
-            best = df[a] + db[a]
-            meet = a
-    return nf, nb_, nt, best, meet
+            dist[a, f] = w
+            size = push_or_decrease(heap, rec, 2 + f, size, w, a)
+    return size, nt
 
 
 @nb.njit(cache=True, _nrt=False)
-def bidirectional(sources, source_cost, targets, graph, cells, cs, ct, shortcuts, state,
-                  touched, nt_old, heaps):
+def bidirectional(sources, source_cost, targets, graph, cells, cs, ct, shortcuts, dist, rec,
+                  touched, nt_old, heaps, bounds):
     """Best cost and meeting arc (-1 when none), and how many arcs the search touched
     (listed in ``touched``; they are cleared at the next search's start, from nt_old);
-    the heaps are left empty. graph: the turns both ways; cells: the overlay's arrays."""
-    df, db, pf, pb, lf, lb = state
-    hfd, hfv, posf, hbd, hbv, posb = heaps
-    clear(touched, nt_old, df, db, pf, pb, lf, lb)
-    nf, nb_, nt, best, meet = _start(sources, source_cost, targets, df, db, pf, pb, touched, heaps)
+    the heaps are left empty. graph: the turns both ways; cells: the overlay's arrays;
+    bounds: (lower bounds to t, from s, per top cell to t, from s, top cell of a cell)."""
+    hf, hb = heaps
+    clear(touched, nt_old, dist, rec)
+    nf, nt = _seed(sources, source_cost, 0, dist, rec, hf, touched, 0)
+    nb_, nt = _seed(targets, source_cost, 1, dist, rec, hb, touched, nt)
+    best, meet = FORBIDDEN, -1
+    for i in range(sources.size):
+        a = sources[i]
+        if dist[a, 0] != FORBIDDEN and dist[a, 1] != FORBIDDEN and dist[a, 0] + dist[a, 1] < best:
+            best, meet = dist[a, 0] + dist[a, 1], a
+    lb_t, lb_s = bounds[0], bounds[1]
+    btop = lb_t.size
+    near_t = near_s = -1      # cost from the target's top cell's nearest entry to t, once known
     while nf > 0 or nb_ > 0:
-        kf = hfd[0] if nf > 0 else FORBIDDEN
-        kb = hbd[0] if nb_ > 0 else FORBIDDEN
+        kf = hf[0] >> 32 if nf > 0 else FORBIDDEN
+        kb = hb[0] >> 32 if nb_ > 0 else FORBIDDEN
         if min(kf, kb) >= FORBIDDEN or kf + kb >= best:
             break
         if kf <= kb:
-            nf, nt, best, meet = _settle(True, graph, cells, cs, ct, shortcuts, state, touched,
-                                         nt, heaps, nf, best, meet)
+            x = hf[0] & 0xFFFFFFFF        # the first exit of s's top cell settled is the nearest
+            if near_s < 0 and x < btop and lb_s[x] < 0:
+                near_s = kf
+            nf, nt, best, meet = _settle(0, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt,
+                                         hf, nf, best, meet, bounds, near_t if near_t >= 0 else kb)
         else:
-            nb_, nt, best, meet = _settle(False, graph, cells, cs, ct, shortcuts, state, touched,
-                                          nt, heaps, nb_, best, meet)
-    forget(hfv, posf, nf)
-    forget(hbv, posb, nb_)
+            x = hb[0] & 0xFFFFFFFF
+            if near_t < 0 and x < btop and lb_t[x] < 0:
+                near_t = kb
+            nb_, nt, best, meet = _settle(1, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt,
+                                          hb, nb_, best, meet, bounds, near_s if near_s >= 0 else kf)
+    forget(hf, rec, 2, nf)
+    forget(hb, rec, 3, nb_)
     return best, meet, nt
 
 
 @nb.njit(cache=True, _nrt=False)
-def _settle(forward, graph, cells, cs, ct, shortcuts, state, touched, nt, heaps, size, best,
-            meet):
-    """Settle the top arc x of one search's heap. Forward: x's head cell's row from x,
-    or the turns out of x; backward: x's tail cell's column into x, or the turns into
-    x. (A cell's matrix is row-major: a row is contiguous, a column steps by its
-    exits.)"""
+def _settle(f, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, heap, size, best, meet,
+            bounds, rest):
+    """Settle the top arc x of one search's heap (f: 0 forward, 1 backward). Forward:
+    x's head cell's row from x, or the turns out of x; backward: x's tail cell's
+    column into x, or the turns into x. (A cell's matrix is row-major: a row is
+    contiguous, a column steps by its exits.) ``rest``: a lower bound of the cost
+    between the far end's top cell boundary and the far end (the other side's
+    key until it settles its first arc there)."""
     first_turn, to_arc, first_turn_in, turn_in, from_arc, turn_weight, arc_level = graph
     query_level, head_rec, tail_rec, entry_first, entry_arc, exit_first, exit_arc = cells
-    df, db, pf, pb, lf, lb = state
-    if forward:
-        rec, ends_first, ends, first, turn_end = head_rec, exit_first, exit_arc, first_turn, to_arc
-        dist, parent, plevel, other = df, pf, lf, db
-        hd, hv, pos = heaps[0], heaps[1], heaps[2]
+    lb_t, lb_s, cell_lb_t, cell_lb_s, top_of_cell = bounds
+    if f == 0:
+        xrec, ends_first, ends, first, turn_end = head_rec, exit_first, exit_arc, first_turn, to_arc
+        lbv, cell_lb = lb_t, cell_lb_t
     else:
-        rec, ends_first, ends, first, turn_end = tail_rec, entry_first, entry_arc, first_turn_in, \
-            from_arc
-        dist, parent, plevel, other = db, pb, lb, df
-        hd, hv, pos = heaps[3], heaps[4], heaps[5]
-    d, x, size = pop_addressable(hd, hv, pos, size)
-    l = _free_level(x, arc_level, query_level, rec, cs, ct)
+        xrec, ends_first, ends, first, turn_end = tail_rec, entry_first, entry_arc, \
+            first_turn_in, from_arc
+        lbv, cell_lb = lb_s, cell_lb_s
+    d, x, size = pop(heap, rec, 2 + f, size)
+    l = free_level(x, arc_level, query_level, xrec, cs, ct)
     if l >= 0:
-        cb, base = rec[x, l, 0], rec[x, l, 1]
-        step = 1 if forward else exit_first[cb + 1] - exit_first[cb]
+        cb, base = xrec[x, l, 0], xrec[x, l, 1]
+        step = 1 if f == 0 else exit_first[cb + 1] - exit_first[cb]
         lo = ends_first[cb]
+        lbx = cell_lb[top_of_cell[cb]]       # bound for ends inside the same top cell
+        btop = lbv.size                       # ends below it cross the top level
+        v = lbv[x] if x < btop else lbx      # -1: inside the far end's top cell
+        if v >= 0 and d + v + rest >= best:
+            return size, nt, best, meet       # reached before best fell: nothing to gain
         for j in range(ends_first[cb + 1] - lo):
             nd = d + shortcuts[base + j * step]
             if nd < best:
-                size, nt, best, meet = _relax(ends[lo + j], nd, x, l, dist, parent, plevel, other,
-                                              hd, hv, pos, size, touched, nt, best, meet)
+                y = ends[lo + j]
+                v = lbv[y] if y < btop else lbx
+                if v < 0 or nd + v + rest < best:
+                    size, nt, best, meet = _relax(y, nd, x, f, dist, rec, heap, size, touched, nt,
+                                                  best, meet)
     else:
         for k in range(first[x], first[x + 1]):
-            t = k if forward else turn_in[k]
+            t = k if f == 0 else turn_in[k]
             nd = d + turn_weight[t]
             if nd < best:
-                size, nt, best, meet = _relax(turn_end[t], nd, x, -1, dist, parent, plevel, other,
-                                              hd, hv, pos, size, touched, nt, best, meet)
+                size, nt, best, meet = _relax(turn_end[t], nd, x, f, dist, rec, heap, size, touched,
+                                              nt, best, meet)
     return size, nt, best, meet
 
 
 @nb.njit(cache=True, _nrt=False)
-def _relax(y, nd, x, level, dist, parent, plevel, other, hd, hv, pos, size, touched, nt, best, meet):
+def _relax(y, nd, x, f, dist, rec, heap, size, touched, nt, best, meet):
     """Callers pass only nd < best: nothing reached at best or more can improve on it
     (costs are >= 0), and best <= FORBIDDEN, so that test drops forbidden moves too."""
-    if nd < dist[y]:
-        if dist[y] == FORBIDDEN and other[y] == FORBIDDEN:
+    if nd < dist[y, f]:
+        other = dist[y, 1 - f]
+        if other == FORBIDDEN and dist[y, f] == FORBIDDEN:
             touched[nt] = y
             nt += 1
-        dist[y] = nd
-        parent[y] = x
-        plevel[y] = level
-        size = push_or_decrease(hd, hv, pos, size, nd, y)
-        if other[y] != FORBIDDEN and nd + other[y] < best:
-            best = nd + other[y]
+        dist[y, f] = nd
+        rec[y, f] = x
+        size = push_or_decrease(heap, rec, 2 + f, size, nd, y)
+        if other != FORBIDDEN and nd + other < best:
+            best = nd + other
             meet = y
     return size, nt, best, meet

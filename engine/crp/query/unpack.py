@@ -12,51 +12,51 @@ import numba as nb
 import numpy as np
 
 from engine.core.arrays import grow
-from engine.core.heaps import forget, pop_addressable, push_or_decrease
+from engine.crp.query.heap import forget, pop, push_or_decrease
+from engine.crp.query.search import free_level
 from engine.crp.metric import FORBIDDEN
 
 
 @nb.njit(cache=True, _nrt=False)
-def _cell_path(l, e, x, bound, space, shortcuts, dist, via, touched, heap):
+def _cell_path(l, e, x, bound, space, shortcuts, urec, touched, heap):
     """Dijkstra from e towards x inside e's level-l cell, up to cost ``bound``: leaves
-    dist and via (each arc's predecessor) for the caller to walk back from x, and
-    returns how many arcs it touched (listed in ``touched``). Since ``bound`` is the
-    shortcut's cost, hence the optimum, it stops once x is reached at that cost: the
-    arcs before x on its via chain were all settled already."""
+    urec[:, 0] (cost) and urec[:, 1] (each arc's predecessor) for the caller to walk
+    back from x, and returns how many arcs it touched (listed in ``touched``). Since
+    ``bound`` is the shortcut's cost, hence the optimum, it stops once x is reached at
+    that cost: the arcs before x on its chain were all settled already."""
     first_turn, to_q, turn_weight, crossing, head_rec, exit_first, exit_q = space
-    hk, ha, pos = heap
     leaves = crossing[l]                    # query ids below it leave C
     nt = 1
     touched[0] = e
-    dist[e] = 0
-    size = push_or_decrease(hk, ha, pos, 0, 0, e)
-    while size > 0 and dist[x] != bound:    # x reached at its known cost: done
-        d, y, size = pop_addressable(hk, ha, pos, size)
+    urec[e, 0] = 0
+    size = push_or_decrease(heap, urec, 2, 0, 0, e)
+    while size > 0 and urec[x, 0] != bound:  # x reached at its known cost: done
+        d, y, size = pop(heap, urec, 2, size)
         if l == 0:
             for k in range(first_turn[y], first_turn[y + 1]):
-                size, nt = _reach(to_q[k], d + turn_weight[k], y, x, leaves, bound, dist, via,
-                                  touched, nt, hk, ha, pos, size)
+                size, nt = _reach(to_q[k], d + turn_weight[k], y, x, leaves, bound, urec,
+                                  touched, nt, heap, size)
         else:                               # y enters a subcell D of C: D's row from y
             cb = head_rec[y, l - 1, 0]
             lo, row = exit_first[cb], head_rec[y, l - 1, 1]
             for k in range(exit_first[cb + 1] - lo):
                 size, nt = _reach(exit_q[lo + k], d + shortcuts[row + k], y, x, leaves, bound,
-                                  dist, via, touched, nt, hk, ha, pos, size)
-    forget(ha, pos, size)
+                                  urec, touched, nt, heap, size)
+    forget(heap, urec, 2, size)
     return nt
 
 
 @nb.njit(cache=True, _nrt=False, inline="always")
-def _reach(z, nd, y, x, leaves, bound, dist, via, touched, nt, hk, ha, pos, size):
+def _reach(z, nd, y, x, leaves, bound, urec, touched, nt, heap, size):
     """Arc z at cost nd from y, unless that costs more than the shortcut (so also when
     forbidden: bound < FORBIDDEN) or z leaves the cell before x."""
-    if nd <= bound and nd < dist[z] and (z >= leaves or z == x):
-        if dist[z] == FORBIDDEN:
+    if nd <= bound and nd < urec[z, 0] and (z >= leaves or z == x):
+        if urec[z, 0] == FORBIDDEN:
             touched[nt] = z
             nt += 1
-        dist[z] = nd
-        via[z] = y
-        size = push_or_decrease(hk, ha, pos, size, nd, z)
+        urec[z, 0] = nd
+        urec[z, 1] = y
+        size = push_or_decrease(heap, urec, 2, size, nd, z)
     return size, nt
 
 
@@ -70,39 +70,45 @@ def _reverse(a, lo, hi):
 
 
 @nb.njit(cache=True)
-def search_steps(meet, pf, lf, pb, lb):
+def search_steps(meet, rec, levels_of):
     """The search path through ``meet`` as arcs with the level of the step into each
-    (-1: a turn or the first arc; l: a level-l shortcut from the previous arc)."""
+    (-1: a turn or the first arc; l: a level-l shortcut from the previous arc).
+    A step's level is the one its parent was settled at (search.free_level);
+    levels_of: (arc_level, query_level, head_rec, tail_rec, cs, ct) of the search."""
+    arc_level, query_level, head_rec, tail_rec, cs, ct = levels_of
     n = 0
     x = meet
     while x >= 0:
         n += 1
-        x = pf[x]
+        x = rec[x, 0]
     m = n
     x = meet
-    while pb[x] >= 0:
+    while rec[x, 1] >= 0:
         m += 1
-        x = pb[x]
+        x = rec[x, 1]
     arcs = np.empty(m, dtype=np.int64)
     levels = np.empty(m, dtype=np.int64)
     x = meet
     for i in range(n - 1, -1, -1):
-        arcs[i], levels[i] = x, lf[x]
-        x = pf[x]
+        p = rec[x, 0]
+        arcs[i] = x
+        levels[i] = -1 if p < 0 else free_level(p, arc_level, query_level, head_rec, cs, ct)
+        x = p
     x = meet
     for i in range(n, m):
-        levels[i] = lb[x]                   # the step from x to its backward parent
-        x = pb[x]
+        x = rec[x, 1]                       # the step from the previous arc to x
         arcs[i] = x
+        levels[i] = free_level(x, arc_level, query_level, tail_rec, cs, ct)
     return arcs, levels
 
 
 @nb.njit(cache=True)
-def unpack_path(meet, pf, lf, pb, lb, space, shortcuts, tail_rec, clique_first,
-                dist, via, touched, heap):
-    """Arcs (query ids) of the search path through ``meet``. ``dist`` is FORBIDDEN
-    everywhere and is left so; via, touched and the heap are scratch."""
-    step_arc, step_level = search_steps(meet, pf, lf, pb, lb)
+def unpack_path(meet, rec, levels_of, space, shortcuts, clique_first, urec, touched, heap):
+    """Arcs (query ids) of the search path through ``meet`` (rec: the search's
+    records). ``urec`` ([m, 4]: cost, predecessor, heap slot) is FORBIDDEN, -, -1
+    everywhere and is left so; touched and the heap are scratch."""
+    step_arc, step_level = search_steps(meet, rec, levels_of)
+    tail_rec = levels_of[3]
     head_rec = space[4]
     out = np.empty(1024, dtype=np.int64)
     n = 0
@@ -121,8 +127,8 @@ def unpack_path(meet, pf, lf, pb, lb, space, shortcuts, tail_rec, clique_first,
             l, e, x = stack[top, 0], stack[top, 1], stack[top, 2]
             # e's row and x's column of their cell's matrix meet at the shortcut
             bound = shortcuts[head_rec[e, l, 1] + tail_rec[x, l, 1] - clique_first[head_rec[e, l, 0]]]
-            nt = _cell_path(l, e, x, bound, space, shortcuts, dist, via, touched, heap)
-            found = dist[x] == bound
+            nt = _cell_path(l, e, x, bound, space, shortcuts, urec, touched, heap)
+            found = urec[x, 0] == bound
             n0 = n
             y = x
             while found and y != e:                # the path backwards, x to e
@@ -136,11 +142,11 @@ def unpack_path(meet, pf, lf, pb, lb, space, shortcuts, tail_rec, clique_first,
                         bigger = np.empty((2 * top, 3), dtype=np.int64)
                         bigger[:top] = stack
                         stack = bigger
-                    stack[top, 0], stack[top, 1], stack[top, 2] = l - 1, via[y], y
+                    stack[top, 0], stack[top, 1], stack[top, 2] = l - 1, urec[y, 1], y
                     top += 1
-                y = via[y]
+                y = urec[y, 1]
             for k in range(nt):
-                dist[touched[k]] = FORBIDDEN
+                urec[touched[k], 0] = FORBIDDEN
             if not found:
                 raise RuntimeError("a shortcut has no path in its cell")
             if l == 0:                              # arcs came backwards

@@ -1,0 +1,85 @@
+"""The CRP query's speed-ups keep it exact (engine/crp/query: the top-level lower
+bounds of bounds.py prune the search, search.py keeps per-arc records reset only where
+touched, unpack.py recomputes the steps' levels): several hundred random pairs on NY
+and on an OSM extract with restrictions against the independent arc-to-arc oracle
+(engine.routing.reference, SciPy), every path walked for banned turns and its cost."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.core.paths import Unreachable
+from engine.crp import CrpQuery, Overlay, load_decoder, partition_graph
+from engine.crp.customization.customize import customize
+from engine.generate.network import generate_road_network
+from engine.io import load
+from tests.conftest import NY_T, PORTO, need
+from tests.engine.test_crp import compare_with_oracle, crp_setup
+
+
+@pytest.mark.slow
+def test_ny_several_hundred_pairs_match_the_oracle():
+    g = load([need(NY_T)])
+    overlay, metric, query = crp_setup(g, "dimacs-time")
+    assert compare_with_oracle(g, overlay, metric, query, 20, 25, seed=34) == 500
+
+
+@pytest.mark.slow
+def test_porto_with_restrictions_matches_the_oracle():
+    g = load([need(PORTO)])
+    assert len(g.turn_restrictions) > 0
+    overlay = Overlay(g, partition_graph(g, seed=0))
+    metric = customize(overlay, load_decoder("car-fastest"))
+    query = CrpQuery(overlay, metric)
+    assert compare_with_oracle(g, overlay, metric, query, 20, 20, seed=34) == 400
+    other = customize(overlay, load_decoder("delivery"))
+    query.set_metric(other)          # the bounds of the old metric must not survive
+    assert compare_with_oracle(g, overlay, other, query, 10, 20, seed=35) == 200
+
+
+def test_bounds_never_exceed_the_costs_they_bound():
+    """bounds.py: to[C][y] is at most the cost from top arc y to a node of C, and
+    from[C][y] at most the cost from a node of C to y (arc distances of the oracle)."""
+    from scipy.sparse import csgraph
+    from engine.crp.metric.costs import decode
+    from engine.routing.reference import TurnAwareReference
+    g = generate_road_network(6_000, seed=21)
+    overlay, metric, query = crp_setup(g, "car-fastest")
+    b, q = query._bounds, query.space
+    assert b.btop > 0
+    costs = decode(g, overlay.turns, metric.decoder)
+    oracle = TurnAwareReference(g, costs.arc_cost, costs.program.turn_cost)
+    top_arcs = q.arc_of_q[:b.btop]
+    checked = 0
+    for v in np.random.default_rng(3).integers(0, g.num_nodes, 6):
+        cells = query._node_cell[v]
+        to_v, from_v = b.get(cells, cells, query.shortcuts)[:2]
+        out = np.arange(g.first_out[v], g.first_out[v + 1])
+        into = g.backward.in_arc[g.backward.first_in[v]:g.backward.first_in[v + 1]]
+        if out.size == 0 or into.size == 0:
+            continue
+        # cost from v up to and including each arc; from each arc to v (after it)
+        after_v = (csgraph.dijkstra(oracle.matrix, indices=out)
+                   + oracle.arc_cost[out][:, None]).min(axis=0)[top_arcs]
+        before_v = csgraph.dijkstra(oracle.matrix.T.tocsr(), indices=into).min(axis=0)[top_arcs]
+        for lb, cost in ((from_v, after_v), (to_v, before_v)):
+            ok = (lb >= 0) & np.isfinite(cost)
+            assert np.all(lb[ok] <= cost[ok] + 1e-3)
+            checked += int(ok.sum())
+    assert checked > 0
+
+
+def test_steps_and_unpacking_after_pruned_searches():
+    g = generate_road_network(10_000, seed=8)
+    overlay, metric, query = crp_setup(g, "delivery")
+    rng = np.random.default_rng(1)
+    for s, t in rng.integers(0, g.num_nodes, (80, 2)):
+        try:
+            p = query.route(int(s), int(t))
+        except Unreachable:
+            assert query.steps() is None
+            continue
+        arcs, levels = query.steps()
+        assert arcs[0] == p.arcs[0] and arcs[-1] == p.arcs[-1]
+        assert set(arcs.tolist()) <= set(p.arcs.tolist())
+        assert levels[0] == -1 and levels.max() < overlay.num_levels

@@ -12,8 +12,8 @@ marked -1: the search adds to the others a bound of the cost between C's boundar
 and the target (source), which does not hold there.
 
 Metric-dependent, so kept per metric: each cell's table is built the first time a
-query starts or ends in that cell (about a tenth of a millisecond on NY: 17 top cells,
-1,036 top boundary arcs) and dropped by ``reset`` when the metric changes.
+query starts or ends in that cell (about 0.23 ms each on NY: 17 top cells, 1,036 top
+boundary arcs, 34 tables in 7.8 ms) and dropped by ``reset`` when the metric changes.
 """
 from __future__ import annotations
 

@@ -11,6 +11,10 @@ or save a file) included. Every answer comes back as one of six signals of the
 client, each with the ``Job`` (id, kind, label) first: ``started``, ``progress``,
 ``record``, ``result``, ``error``, ``cancelled``.
 
+A long job pauses between its steps (``JobContext.pause``, e.g. a contraction after each
+level): the interactive jobs waiting meanwhile run then, so a click is answered while
+a hierarchy is built in the background; other long jobs wait until it ends.
+
 Newest wins per lane, as each capability's ``policy`` says: interactive kinds (QUEUE)
 keep one job in flight and only the newest waits; long kinds (CANCEL) cancel the
 running job; saves (EVERY) all run; answers of superseded jobs, and of jobs for a
@@ -104,6 +108,8 @@ class EngineWorker(QObject):
         self.workspace: Workspace | None = None
         self.drawing: NetworkDrawing | None = None
         self.serial = 0
+        self._paused = False                  # a long job has paused: interactive jobs run
+        self._deferred: list[Job] = []        # long jobs that arrived during a pause
 
     @property
     def graph(self) -> RoadGraph | None:
@@ -129,10 +135,29 @@ class EngineWorker(QObject):
 
     @Slot(object)
     def run(self, job: Job) -> None:
+        if self._paused and job.policy != QUEUE:
+            self._deferred.append(job)        # runs when the paused long job has ended
+            return
+        self._run_now(job)
+        while self._deferred and not self._paused:
+            self._run_now(self._deferred.pop(0))
+
+    def _pause(self) -> None:
+        """Between a long job's steps: run the interactive jobs that wait (not nested)."""
+        if self._paused:
+            return
+        self._paused = True
+        try:
+            QCoreApplication.processEvents()      # this thread's queued jobs
+        finally:
+            self._paused = False
+
+    def _run_now(self, job: Job) -> None:
         emit = partial(self._emit, job)
         emit("started", job.label)
         ctx = JobContext(progress=self._progress_fn(emit), cancel=job.token,
-                         record=lambda r: emit("record", dict(r) if isinstance(r, dict) else r))
+                         record=lambda r: emit("record", dict(r) if isinstance(r, dict) else r),
+                         pause=self._pause if job.policy != QUEUE else (lambda: None))
         try:
             job.token.check()
             result = self._dispatch(job, ctx)
@@ -236,6 +261,10 @@ class EngineClient(QObject):
         if job.policy == CANCEL:          # the running one is superseded: cancelled, never heard of
             self.cancel(job.lane)
             self.drop(job.lane)
+        if capability.makes_graph:        # work in the background was for the old graph
+            for live in list(self._live.values()):
+                if live.params.get("background"):
+                    live.token.cancel()
         if job.policy == QUEUE and job.lane in self._in_flight:
             self._pending[job.lane] = job
         else:

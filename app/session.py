@@ -46,11 +46,15 @@ class Session:
     cell_metric: object = None        # CRP: engine.crp.CellMetric (host arrays) of the last good edit
     cells_level: int | None = None    # CRP: the partition level coloured on the map
     crp_cell: int | None = None       # CRP: the cell clicked in cells mode
+    # build the turn-aware hierarchy in the background when a graph whose turns matter
+    # loads (a setting: kept across graphs)
+    background_hierarchy: bool = True
+    node_level: object = None         # the hierarchy's level per road node (for the map)
 
     def adopt(self, graph, drawing) -> None:
         """A new graph: nothing of the old one stays."""
         self.__init__(graph=graph, drawing=drawing, metric=graph.default_metric,
-                      mode=self.mode)
+                      mode=self.mode, background_hierarchy=self.background_hierarchy)
 
     def file_stem(self) -> str:
         """The graph's file name without its extensions: the default name of its files."""

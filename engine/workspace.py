@@ -87,8 +87,13 @@ class Workspace:
     def _hierarchy_graph(self, hierarchy, path=None):
         if not hierarchy.turn_aware:
             return self.graph
+        from engine.io import LoadError
+        g, p = self.graph, hierarchy.params
+        if (p.get("road_nodes"), p.get("road_arcs")) != (g.num_nodes, g.num_arcs):
+            raise LoadError(path, f"this turn-aware hierarchy belongs to a graph of "
+                                  f"{p.get('road_nodes', 0):,} nodes and {p.get('road_arcs', 0):,} "
+                                  f"arcs, not to {g.num_nodes:,} / {g.num_arcs:,}")
         if hierarchy.metric not in self.graph.metrics:
-            from engine.io import LoadError
             raise LoadError(path, f"this hierarchy is for the metric {hierarchy.metric!r}, which "
                                   f"this graph does not have ({', '.join(self.graph.metrics)})")
         return self.turn_model((hierarchy.metric,), force=True).expanded

@@ -101,3 +101,48 @@ def least_length_within_budget(lengths: EdgeOracle, costs: EdgeOracle, source: i
             if nc + need[b] <= budget + 0.5 and not any(c <= nc for c in front.get(b, ())):
                 heapq.heappush(heap, (nl, nc, b))
     return None
+
+
+_ORACLES: dict = {}
+
+
+def oracle_for(graph, metric: str) -> EdgeOracle:
+    """The oracle of ``graph`` under ``metric``'s default decoder (kept per graph)."""
+    from engine.model.defaults import default_decoder
+    key = (id(graph), metric)
+    if key not in _ORACLES or _ORACLES[key][0] is not graph:
+        _ORACLES[key] = (graph, EdgeOracle(graph, metric,
+                                           turn_cost_table(default_decoder(graph, metric))))
+    return _ORACLES[key][1]
+
+
+def check_turn_aware(graph, path) -> None:
+    """``path`` is legal and as short as the oracle's turn-aware distance."""
+    oracle = oracle_for(graph, path.metric)
+    oracle.check_legal(path)
+    assert path.distance == oracle.distances_from(int(path.source))[path.target]
+
+
+def turns_matter(graph, metric: str) -> bool:
+    from engine.model.defaults import default_decoder, needs_turns
+    return needs_turns(graph, default_decoder(graph, metric))
+
+
+def check_route(graph, path) -> None:
+    """A route in the routing model: turn-aware where turns matter, else a valid
+    node-based shortest path (engine.core.paths.check_path and SciPy's distance)."""
+    if turns_matter(graph, path.metric):
+        check_turn_aware(graph, path)
+        return
+    from engine.core.paths import check_path
+    from engine.routing.reference import sssp
+    check_path(graph, path)
+    assert path.distance == sssp(graph, int(path.source), path.metric).distance[path.target]
+
+
+def model_distances(graph, source: int, metric: str) -> np.ndarray:
+    """Distances from ``source`` in the routing model (turn-aware where turns matter)."""
+    if turns_matter(graph, metric):
+        return oracle_for(graph, metric).distances_from(int(source))
+    from engine.routing.reference import sssp
+    return sssp(graph, int(source), metric).distance

@@ -20,13 +20,15 @@ def build(workspace, params: dict, ctx) -> Hierarchy:
     metric = workspace.graph.metric_of(params.get("metric")).name
     model = None if params.get("node_based") else \
         workspace.turn_model((metric,), force=bool(params.get("turn_aware")))
+    def on_level(record: dict) -> None:
+        ctx.record(record)
+        ctx.pause()                  # routes clicked meanwhile answer between levels
     kwargs = dict(K=K, C=C, backend=workspace.backend, progress=ctx.progress,
-                  cancel=ctx.cancel, on_iteration=ctx.record)
-    if model is None:
-        h = contract(workspace.graph, metric, **kwargs)
-    else:
-        from engine.model.hierarchy import contract_turn_aware
-        h = contract_turn_aware(model, metric, **kwargs)
+                  cancel=ctx.cancel, on_iteration=on_level)
+    h = contract(workspace.graph if model is None else model.expanded, metric, **kwargs)
+    if model is not None:
+        from engine.model.hierarchy import mark_turn_aware
+        mark_turn_aware(h, workspace.graph)
     workspace.set_hierarchy(h)
     if params.get("out"):
         h.save(params["out"])

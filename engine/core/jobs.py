@@ -21,3 +21,6 @@ class JobContext:
     progress: ProgressFn = no_progress
     cancel: CancelToken = field(default=NEVER_CANCELLED)
     record: Callable[[object], None] = _ignore    # per-step records as they finish
+    # called by a long job between its steps: the window's engine thread answers the
+    # interactive jobs (routes, trees) waiting meanwhile, then the long job goes on
+    pause: Callable[[], None] = lambda: None

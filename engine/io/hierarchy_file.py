@@ -231,3 +231,7 @@ def _check_records(path, iterations: list, params: dict) -> None:
         raise LoadError(path, "damaged hierarchy: params 'apsp_ms' is not a number")
     if params.get("model", NODE_BASED) not in MODELS:
         raise LoadError(path, f"damaged hierarchy: params 'model' must be one of {', '.join(MODELS)}")
+    for key in ("road_nodes", "road_arcs"):       # a turn-aware one's road graph
+        value = params.get(key, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < INT32_MAX:
+            raise LoadError(path, f"damaged hierarchy: params '{key}' is not a count")

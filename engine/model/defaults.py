@@ -16,7 +16,10 @@ costs, so a plain route and a CRP route under ``--decoder default`` agree.
 """
 from __future__ import annotations
 
-from engine.crp.metric.decoder import FORBIDDEN_TURN, Decoder, load_decoder
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:           # engine.crp loads Numba: `routelab info` never needs it
+    from engine.crp.metric.decoder import Decoder
 
 DEFAULT = "default"      # the decoder name that means "the metric's default decoder"
 
@@ -36,6 +39,7 @@ def restrictions_in_force(graph) -> int:
 
 def default_decoder(graph, metric: str | None = None) -> Decoder:
     """The decoder a plain route on ``metric`` (default: the graph's first) follows."""
+    from engine.crp.metric.decoder import FORBIDDEN_TURN, Decoder, load_decoder
     metric = metric or graph.default_metric
     graph.metric(metric)                                    # KeyError naming the metrics
     unit = graph.metric_units.get(metric, "")

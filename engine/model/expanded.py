@@ -78,7 +78,8 @@ class TurnModel:
                                 parent_arc, arc_parent)
 
     def turns_taken(self, path: Path) -> dict:
-        """{"by_type": count per turn type, "cost": turn costs paid} along a road path."""
+        """{"by_type": count per turn type, "cost": turn costs paid, "unit": their unit}
+        along a road path (the form of engine.crp.query.router.path_turns)."""
         arcs = path.arcs.astype(np.int64)
         by_type = dict.fromkeys(TURN_TYPES, 0)
         if arcs.size > 1:
@@ -86,7 +87,8 @@ class TurnModel:
             for k, c in zip(*np.unique(self.turns.turn_type[t], return_counts=True)):
                 by_type[TURN_TYPES[k]] = int(c)
         paid = path.distance - int(self.arc_cost[path.metric][arcs].sum())
-        return {"by_type": by_type, "cost": paid}
+        return {"by_type": by_type, "cost": paid,
+                "unit": self.graph.metric_units.get(path.metric, "")}
 
     def turn_ids(self, from_arc: np.ndarray, to_arc: np.ndarray) -> np.ndarray:
         """Ids of the turns from_arc[i] -> to_arc[i] (KeyError for a turn not allowed)."""

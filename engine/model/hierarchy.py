@@ -4,6 +4,8 @@ Start and end nodes have edges one way only, so they are contracted at level 0 w
 shortcut; the CH query and PHAST then run on it as on any hierarchy."""
 from __future__ import annotations
 
+import numpy as np
+
 from engine.io.hierarchy_file import TURN_AWARE
 from engine.model.expanded import TurnModel
 
@@ -12,9 +14,33 @@ def contract_turn_aware(model: TurnModel, metric: str, **kwargs):
     """The contraction hierarchy of ``model``'s expanded graph for ``metric``, marked
     turn-aware (saved in the .rlh, checked when it is loaded); kwargs as engine.ch.contract."""
     from engine.ch import contract
-    h = contract(model.expanded, metric, **kwargs)
-    h.params["model"] = TURN_AWARE
-    return h
+    return mark_turn_aware(contract(model.expanded, metric, **kwargs), model.graph)
+
+
+def mark_turn_aware(hierarchy, road_graph):
+    """Say in the hierarchy (and its .rlh) that it holds the expanded graph of
+    ``road_graph``, and that graph's size, for the message that refuses another graph."""
+    hierarchy.params.update(model=TURN_AWARE, road_nodes=road_graph.num_nodes,
+                            road_arcs=road_graph.num_arcs)
+    return hierarchy
+
+
+def road_node_level(hierarchy, graph) -> np.ndarray:
+    """A level per road node, to colour the map: the node's own for a node-based
+    hierarchy; for a turn-aware one the highest of the arcs (arc nodes) at the node."""
+    if not hierarchy.turn_aware:
+        return hierarchy.node_level
+    arc_level = hierarchy.node_level[:graph.num_arcs]
+    level = np.zeros(graph.num_nodes, dtype=np.int32)
+    np.maximum.at(level, graph.tail, arc_level)
+    np.maximum.at(level, graph.head, arc_level)
+    return level
+
+
+def turns_matter(graph, metric: str | None = None) -> bool:
+    """Whether routes on ``metric`` need the turn model (restrictions or turn costs)."""
+    from engine.model.defaults import default_decoder, needs_turns
+    return needs_turns(graph, default_decoder(graph, metric))
 
 
 def bytes_per_arc(hierarchy, road_arcs: int) -> float:

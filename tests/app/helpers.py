@@ -126,6 +126,9 @@ def shown_window(qtbot, width: int, height: int):
     engine thread stopped, afterwards."""
     from app.main_window import MainWindow
     w = MainWindow(backend="cpu")
+    # a background contraction at every load would race the tests' own jobs; the test
+    # of the background build turns it on
+    w.session.background_hierarchy = False
     qtbot.addWidget(w)
     w.resize(width, height)
     w.show()

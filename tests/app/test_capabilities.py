@@ -9,9 +9,8 @@ import pytest
 from PySide6.QtCore import QThread, Qt
 
 from engine import capabilities
-from engine.routing import reference
 from engine.capabilities import Capability, Param
-from engine.core.paths import check_path
+from tests.turn_oracle import check_turn_aware
 from tests.app.helpers import ROUTE_TIMEOUT_MS, ch, load_graph, routes, shift_click_route
 
 CONTRACT_TIMEOUT_MS = 60_000
@@ -24,17 +23,17 @@ def network():
 
 
 def check_exact(graph, route, metric: str) -> None:
-    check_path(graph, route.path)
+    """Turn-aware and as short as the independent arc-to-arc oracle says."""
     assert route.path.metric == metric
-    assert route.path.distance == reference.sssp(graph, route.source, metric).distance[route.target]
+    check_turn_aware(graph, route.path)
 
 
 def test_click_routes_say_which_router_found_them_and_are_exact(qtbot, window, network):
     load_graph(qtbot, window, network)
     s, t = 42, 2500
     plain = shift_click_route(qtbot, window, s, t)
-    assert plain.method_label == "bidirectional Dijkstra"
-    assert "by bidirectional Dijkstra" in routes(window).summary.text()
+    assert plain.method_label == "turn-aware bidirectional Dijkstra"
+    assert "by turn-aware bidirectional Dijkstra" in routes(window).summary.text()
     check_exact(network, plain, "distance")
 
     ch(window).panel.k_spin.setValue(100)
@@ -44,7 +43,8 @@ def test_click_routes_say_which_router_found_them_and_are_exact(qtbot, window, n
     assert window.session.hierarchy.metric == "distance"
     for a, b in ((s, t), (2500, 7), (1234, 2999)):
         r = shift_click_route(qtbot, window, a, b)
-        assert r.method_label == "CH query" and "by CH query" in routes(window).summary.text()
+        assert r.method_label == "turn-aware CH query"
+        assert "by turn-aware CH query" in routes(window).summary.text()
         check_exact(network, r, "distance")
     assert shift_click_route(qtbot, window, s, t).path.distance == plain.path.distance
 
@@ -52,7 +52,8 @@ def test_click_routes_say_which_router_found_them_and_are_exact(qtbot, window, n
                           check_params_cb=lambda r: r is not None and r.metric == "travel_time"):
         routes(window).metric_combo.setCurrentText("travel_time")   # no hierarchy of this metric
     r = window.session.route
-    assert r.method_label == "bidirectional Dijkstra" and "by bidirectional Dijkstra" in routes(window).summary.text()
+    assert r.method_label == "turn-aware bidirectional Dijkstra"
+    assert "by turn-aware bidirectional Dijkstra" in routes(window).summary.text()
     check_exact(network, r, "travel_time")
 
 

@@ -8,19 +8,21 @@ import json
 import subprocess
 import sys
 
-from engine.csp import CspQuery
+from engine.core.backend import cpu_backend
 from engine.generate.network import generate_road_network
+from engine.workspace import Workspace
 from engine.io.cache import save_cache
 
 
 def cli_case(tmp_path):
-    """A saved 2,000-node graph: its CspQuery, the csp arguments from node 3 to 1500,
+    """A saved 2,000-node graph: its turn-aware query (engine.model: the generated network
+    bans left turns), the csp arguments from node 3 to 1500,
     the answer without a budget, and a budget halfway between the least cost and the
     shortest path's."""
     g = generate_road_network(2_000, seed=7)
     path = tmp_path / "g.rlg"
     save_cache(g, path)
-    q = CspQuery(g)
+    q = Workspace(g, cpu_backend()).csp_query("distance", "travel_time")
     top = q.solve(3, 1500, 10**12)
     args = ["csp", str(path), "--from", str(g.node_id[3]), "--to", str(g.node_id[1500])]
     return q, args, top, (top.least_cost + top.shortest_cost) // 2

@@ -5,6 +5,10 @@ moves ends on the final budget's answer; a Pareto point clicked in the chart is 
 a budget below the least cost says so and the window goes on working."""
 from __future__ import annotations
 
+from tests.turn_oracle import check_route, model_distances
+from engine.core.backend import cpu_backend
+from engine.workspace import Workspace
+
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
@@ -87,7 +91,7 @@ def check_answer(window, query, r) -> None:
 def test_cost_budgeted_paths_in_the_window(qtbot, window):
     graph = generate_road_network(3000, seed=4)
     load_graph(qtbot, window, graph)
-    query = CspQuery(graph)
+    query = Workspace(graph, cpu_backend()).csp_query("distance", "travel_time")
     c = csp(window)
     c.mode_action.trigger()                                 # B
     assert window.session.mode == "csp" and c.mode_button.isChecked() and c.dock.isVisible()
@@ -228,7 +232,7 @@ def test_the_bi_criteria_hierarchy_in_the_window(qtbot, window, tmp_path, monkey
     from tests.app.helpers import answer_of
     graph = generate_road_network(3000, seed=4)
     load_graph(qtbot, window, graph)
-    query = CspQuery(graph)
+    query = Workspace(graph, cpu_backend()).csp_query("distance", "travel_time")
     c, h = csp(window), window.controller("csp_hierarchy")
     row = h.row
     c.mode_action.trigger()

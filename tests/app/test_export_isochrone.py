@@ -4,6 +4,8 @@ so when there is nothing to export, and a real click in tree mode with the servi
 on fills its bands on the map, computed on the engine thread."""
 from __future__ import annotations
 
+from tests.turn_oracle import check_route, model_distances
+
 import csv
 import json
 
@@ -78,7 +80,7 @@ def test_file_export_writes_the_route_and_the_tree(qtbot, window, graph, tmp_pat
     export(window).export_to(table)
     rows = list(csv.DictReader(table.read_text(encoding="utf-8").splitlines()[1:]))
     assert len(rows) == graph.num_nodes
-    expected = reference.sssp(graph, A, tree.tree.metric).distance
+    expected = model_distances(graph, A, tree.tree.metric)
     assert [int(r["distance"]) if r["distance"] else -1 for r in rows] == expected.tolist()
     points = tmp_path / "tree.geojson"
     export(window).export_to(points)

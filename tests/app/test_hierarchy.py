@@ -6,6 +6,8 @@ Every wait is on a signal of the window or of EngineClient (GUI-thread objects).
 """
 from __future__ import annotations
 
+from tests.turn_oracle import check_route, model_distances
+
 import time
 
 import numpy as np
@@ -33,6 +35,19 @@ def network():
     return generate_road_network(num_nodes=3000, seed=1)
 
 
+@pytest.fixture(scope="module")
+def plain_network(network):
+    """The network without turn information (as DIMACS): its hierarchy is node-based,
+    whose nodes inspect mode shows."""
+    import dataclasses
+    return dataclasses.replace(network, turn_restrictions=None, arc_attrs={})
+
+
+def expanded_of(graph) -> int:
+    """The node count of the turn model's expanded graph (engine.model)."""
+    return graph.num_arcs + 2 * graph.num_nodes
+
+
 def contract(qtbot, window, k: int = K):
     """Set K in the panel, click Contract: the hierarchy the window then uses."""
     ch(window).panel.k_spin.setValue(k)
@@ -52,8 +67,9 @@ def test_contract_fills_the_chart_live_and_shows_a_summary(qtbot, window, networ
     window.engine.record.connect(
         lambda job, r: seen.append((r["level"], ch(window).contract_chart.bar_count(), window.session.hierarchy)))
     h = contract(qtbot, window)
-    assert h.graph is network and h.params["backend"] == "cpu" and h.params["K"] == K
-    assert h.num_levels > 5 and h.core_nodes.size < K
+    assert h.turn_aware and h.graph.num_nodes == expanded_of(network)       # banned turns
+    assert h.params["backend"] == "cpu" and h.params["K"] == K
+    assert h.num_levels > 5 and h.core_nodes.size < 2 * K       # levels may stall near K
     assert [s[0] for s in seen] == list(range(h.num_levels))
     assert [s[1] for s in seen] == list(range(1, h.num_levels + 1))   # one more bar per signal
     assert all(s[2] is None for s in seen)                            # all before the result
@@ -126,7 +142,8 @@ def test_colour_by_level_has_a_legend_and_a_curve_per_level_bin(qtbot, window, n
     assert len(sizes) == bins.count and sum(sizes) == mv.level.num_segments   # every road, once
     assert sizes[0] > 0 and sum(n > 0 for n in sizes) >= bins.count - 2
     level = mv.level       # the bin of the drawn segments is the higher end's level
-    seg = np.maximum(h.node_level[level.end_a], h.node_level[level.end_b])
+    node_level = window.session.node_level              # a road node's: its arcs' highest
+    seg = np.maximum(node_level[level.end_a], node_level[level.end_b])
     assert np.array_equal(np.bincount(bins.of(seg), minlength=bins.count), sizes)
     assert not class_curves_visible(window) and not window.controller("load").legend.isVisible()
     legend = ch(window).panel.legend
@@ -170,7 +187,8 @@ def check_unpacked(window, h, arc: int) -> None:
     assert str(g.node_id[mid]) in ch(window).panel.arc_info.text()
 
 
-def test_inspect_a_node_then_unpack_its_shortcuts(qtbot, window, network):
+def test_inspect_a_node_then_unpack_its_shortcuts(qtbot, window, plain_network):
+    network = plain_network
     load_graph(qtbot, window, network)
     h = contract(qtbot, window)
     mv, panel = window.map_view, ch(window).panel
@@ -227,7 +245,7 @@ def test_phast_tree_after_contraction_with_the_per_level_chart(qtbot, window, ne
         click_node(qtbot, window, source)
     answer = blocker.args[0]
     assert answer.method == PHAST and answer.tree.metric == h.metric
-    assert np.array_equal(answer.tree.distance, reference.sssp(network, source, h.metric).distance)
+    assert np.array_equal(answer.tree.distance, model_distances(network, source, h.metric))
     lm = answer.level_ms
     assert len(lm["up"]) == len(lm["down"]) == h.num_levels and lm["core"] >= 0
     assert ch(window).phast_dock.isVisible()
@@ -237,7 +255,7 @@ def test_phast_tree_after_contraction_with_the_per_level_chart(qtbot, window, ne
     with qtbot.waitSignal(routes(window).shown, timeout=TREE_TIMEOUT_MS,
                           check_params_cb=lambda r: r is not None and r.target == target):
         click_node(qtbot, window, target)
-    paths.check_path(network, window.session.route.path)
+    check_route(network, window.session.route.path)
 
     load_graph(qtbot, window, grid_graph())          # another graph drops the hierarchy
     assert window.session.hierarchy is None and window.engine.worker.workspace.hierarchy is None
@@ -262,7 +280,7 @@ def test_save_and_open_a_hierarchy_and_refuse_one_of_another_graph(qtbot, window
                           check_params_cb=lambda x: x is not None) as blocker:
         ch(window).open_action.trigger()
     opened = blocker.args[0]
-    assert opened is not h and opened.graph is window.session.graph
+    assert opened is not h and opened.turn_aware and opened.graph.num_nodes == expanded_of(network)
     assert np.array_equal(opened.node_level, h.node_level) and np.array_equal(opened.arc_head, h.arc_head)
     assert ch(window).contract_chart.bar_count() == h.num_levels and "net.rlh" in ch(window).contract_chart.title
     assert trees(window).method_combo.currentData() == PHAST

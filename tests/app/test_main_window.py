@@ -2,6 +2,8 @@
 swap, metrics, errors, cancelling, graphs without coordinates, level of detail."""
 from __future__ import annotations
 
+from tests.turn_oracle import check_route, model_distances
+
 import threading
 
 import numpy as np
@@ -36,7 +38,7 @@ def test_click_two_nodes_draws_the_route(qtbot, window, graph):
     result = click_route(qtbot, window)
     assert (window.session.source, window.session.target) == (A, B)
     assert result.source == A and result.target == B
-    check_path(graph, result.path)
+    check_route(graph, result.path)
     assert route_data(window) == len(result.xy) > 2
     assert "km" in routes(window).summary.text() and "arcs" in routes(window).summary.text()
     assert routes(window).source_edit.text() == str(ID_OFFSET + A)
@@ -127,7 +129,7 @@ def test_open_a_dimacs_file_and_route(qtbot, window, graph, tmp_path):
     assert "tiny.gr" in window.windowTitle()
     assert f"{graph.num_nodes:,} nodes" in window.size_label.text()
     result = click_route(qtbot, window)
-    check_path(window.session.graph, result.path)
+    check_route(window.session.graph, result.path)
 
 
 def test_bad_file_shows_an_error_and_the_graph_stays(qtbot, window, graph, tmp_path):

@@ -5,6 +5,8 @@ Every wait is on a signal of the window or of EngineClient (GUI-thread objects).
 """
 from __future__ import annotations
 
+from tests.turn_oracle import check_route, model_distances
+
 import dataclasses
 
 import numpy as np
@@ -51,7 +53,7 @@ def test_click_in_tree_mode_colours_the_network_by_distance(qtbot, window, road_
     source = int(np.argmin(np.hypot(*(g.xy - g.xy.mean(axis=0)).T)))    # near the middle
     answer = show_tree(qtbot, window, source)
     assert answer.method in METHODS and answer.backend.startswith("CPU")      # "auto", resolved
-    assert np.array_equal(answer.tree.distance, reference.sssp(g, source, answer.tree.metric).distance)
+    assert np.array_equal(answer.tree.distance, model_distances(g, source, answer.tree.metric))
 
     sizes = window.map_view.tree_curve_sizes()
     bins = window.session.tree_bins
@@ -80,7 +82,7 @@ def test_hover_then_click_show_distance_and_path_from_the_tree(qtbot, window, gr
                           check_params_cb=lambda r: r is not None and r.target == B):
         QTest.mouseMove(viewport, node_viewport_pos(window, B))
     path = window.session.route.path
-    paths.check_path(graph, path)
+    check_route(graph, path)
     assert path.source == A and path.distance == answer.tree.distance[B]
     assert routes(window).summary.text().startswith(f"<b>{window.session.tree_bins.unit.format(path.distance)}</b>")
     assert window.session.tree_bins.unit.format(path.distance).endswith(" km")
@@ -90,7 +92,7 @@ def test_hover_then_click_show_distance_and_path_from_the_tree(qtbot, window, gr
                           check_params_cb=lambda r: r is not None and r.target == C):
         click_node(qtbot, window, C)
     assert window.session.target == C and window.map_view.markers["target"].isVisible()
-    paths.check_path(graph, window.session.route.path)
+    check_route(graph, window.session.route.path)
     assert len(window.map_view.route.getData()[0]) > 2
     QTest.mouseMove(viewport, node_viewport_pos(window, B))   # the clicked path stays
     qtbot.wait(150)

@@ -129,7 +129,8 @@ def test_another_graph_truncation_and_other_metrics_are_refused(tmp_path, saved)
 
 def test_the_workspace_uses_a_loaded_hierarchy_and_drops_queries_on_a_replaced_one(saved):
     g, h, path, cases = saved
-    ws = Workspace(g)
+    import dataclasses               # without turn information the road graph is searched
+    ws = Workspace(dataclasses.replace(g, turn_restrictions=None, arc_attrs={}))
     assert ws.csp_hierarchy("distance", "travel_time", build=False) is None
     loaded = ws.load_csp_hierarchy(path)
     assert ws.csp_hierarchy("distance", "travel_time") is loaded          # not built again

@@ -22,7 +22,12 @@ CPU = cpu_backend()
 
 @pytest.fixture(scope="module")
 def small():
-    return generate_road_network(3000, seed=5)
+    """The generated network without its turn information (as a DIMACS graph): the
+    workspace searches the road graph itself (the node-based fast path, engine.model);
+    tests/engine/test_turn_model.py covers the turn-aware choices."""
+    import dataclasses
+    return dataclasses.replace(generate_road_network(3000, seed=5), turn_restrictions=None,
+                               arc_attrs={})
 
 
 def test_metric_hash_follows_the_weights(small):

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from engine.core.polylines import route_polyline
 from engine.core.units import unit_of
+from engine.model.hierarchy import road_node_level, turns_matter
 
 from app import map_style as style
 from app.feature import Controller, register_controller
@@ -28,13 +29,16 @@ from app.widgets import legend_table, rgb
 INSPECT_HINT = ("Inspect: click a node: its upward (violet) and downward (pink) hierarchy arcs, "
                 "shortcuts dashed · click the middle of a drawn arc, or pick one in the side "
                 "panel: unpack it onto the road · I: back to routes")
+TURN_AWARE_INSPECT = ("This hierarchy is turn-aware: its nodes are road arcs, not crossings. "
+                      "Inspect shows a node-based one (Hierarchy ▸ Contract with the "
+                      "node-based model, or the command line's contract --node-based).")
 HIERARCHY_FILTER = "RouteLab hierarchy (*.rlh);;All files (*)"
 FAILED_COLOR = "#8a1c12"
 
 
 def summary_line(h) -> str:
     s = h.summary()
-    return (f"{s['levels']} levels · {s['shortcuts']:,} shortcuts · edge growth "
+    return (f"{'turn-aware · ' if h.turn_aware else ''}{s['levels']} levels · {s['shortcuts']:,} shortcuts · edge growth "
             f"{s['edge_growth']:.2f} · {s['contract_ms'] / 1000:.2f} s on {s['backend'].upper()} "
             f"(K = {s['K']:,}, C = {s['C']:g}, {h.metric})")
 
@@ -88,15 +92,19 @@ class HierarchyController(Controller):
     def trigger(self, capability: str) -> None:
         self.contract()
 
-    def contract(self) -> int | None:
-        """Contract the graph with the panel's K, C and metric; the chart fills live."""
+    def contract(self, background: bool = False) -> int | None:
+        """Contract the graph with the panel's K, C and metric (turn-aware where turns
+        matter); the chart fills live. ``background``: started by a graph load, so that
+        clicks switch to the CH query once it is ready (routes answer meanwhile)."""
         g = self.session.graph
         if g is None:
             return None
         p = self.panel
         metric = p.metric_combo.currentText() or g.default_metric
         K, C = p.k_spin.value(), p.c_spin.value()
-        job = self.engine.submit("contract", {"metric": metric, "K": K, "C": C}, label="Contracting")
+        label = "Building the turn-aware hierarchy" if background else "Contracting"
+        job = self.engine.submit("contract", {"metric": metric, "K": K, "C": C,
+                                              "background": background}, label=label)
         self.contract_chart.start(f"Contracting {g.source or 'graph'} · {metric} · K = {K:,}, "
                                   f"C = {C:g} · {self.engine.backend_description}…")
         self.window.show_dock(self.contract_dock)
@@ -179,18 +187,23 @@ class HierarchyController(Controller):
 
     # ------------------------------------------------------------- hierarchy
     def graph_changed(self) -> None:
+        g = self.session.graph
         self.panel.metric_combo.clear()
-        self.panel.metric_combo.addItems(self.session.graph.metric_names)
+        self.panel.metric_combo.addItems(g.metric_names)
         self.overlay.clear()
         self.set_hierarchy(None)
+        if self.session.background_hierarchy and g.num_nodes and turns_matter(g):
+            self.contract(background=True)
 
     def set_hierarchy(self, h) -> None:
         """Use hierarchy ``h`` (None drops it): summary, legend, views, PHAST."""
         s = self.session
         s.hierarchy = h
         s.level_bins = None if h is None else make_level_bins(h.num_levels)
-        for button in (self.panel.levels_button, self.panel.inspect_button):
-            button.setEnabled(h is not None)
+        s.node_level = None if h is None else road_node_level(h, s.graph)
+        self.panel.levels_button.setEnabled(h is not None)
+        # inspect shows a node's hierarchy arcs: a turn-aware hierarchy's nodes are arcs
+        self.panel.inspect_button.setEnabled(h is not None and not h.turn_aware)
         if h is None:
             self.panel.summary.setText("No hierarchy.")
             self.levels_action.setChecked(False)
@@ -211,7 +224,8 @@ class HierarchyController(Controller):
             f"{s['shortcuts']:,} shortcuts · edge growth (|E↑|+|E↓|)/|E| = {s['edge_growth']:.2f}",
             f"<b>{s['contract_ms'] / 1000:.2f} s</b> on {s['backend'].upper()} "
             f"(core APSP {s.get('apsp_ms', 0):.0f} ms) · K = {s['K']:,}, C = {s['C']:g}"]))
-        rows = zip(bins.colors, bins.labels(), np.bincount(bins.of(h.node_level), minlength=bins.count))
+        rows = zip(bins.colors, bins.labels(), np.bincount(bins.of(self.session.node_level),
+                                                           minlength=bins.count))
         self.panel.legend.setText("<b>Level</b> of a road's higher end · nodes<br>" +
                                   legend_table([(c, f"{t} · {n:,}") for c, t, n in rows]))
 
@@ -220,7 +234,7 @@ class HierarchyController(Controller):
         self.window.apply_colouring()
 
     def _paint(self) -> None:
-        bins, node_level = self.session.level_bins, self.session.hierarchy.node_level
+        bins, node_level = self.session.level_bins, self.session.node_level
         pens = tuple(pg.mkPen(c, width=w) for c, w in zip(bins.colors, bins.widths))
         z = tuple(1 + k / bins.count for k in range(bins.count))
         self.map_view.set_colouring(Colouring("levels", pens, z, lambda level: bins.of(
@@ -262,10 +276,11 @@ class HierarchyController(Controller):
         s, p = self.session, self.panel
         h = s.hierarchy
         s.inspected_node = node if h is not None and s.drawing is not None else None
-        if s.inspected_node is None:
+        if s.inspected_node is None or h.turn_aware:
+            s.inspected_node = None
             self.overlay.clear()
             p.set_arcs([])
-            p.inspect_info.setText("")
+            p.inspect_info.setText(TURN_AWARE_INSPECT if h is not None and h.turn_aware else "")
             p.arc_info.setText("")
             return
         up, down = h.node_arcs(node)

@@ -164,6 +164,13 @@ class RouteController(Controller):
         if owned_before and not owned_now:
             self.request()
 
+    def hierarchy_changed(self) -> None:
+        """A hierarchy built (in the background) or dropped: the route is asked again,
+        so that its summary names the method that answers clicks from now on."""
+        s = self.session
+        if s.route is not None and not s.crp_routes and not self.window.owns_endpoints(s.mode):
+            self.request(live=True)
+
     def cleared(self) -> None:
         self.set_endpoints(None, None)
         self.engine.drop("route")

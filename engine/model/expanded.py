@@ -44,6 +44,7 @@ class TurnModel:
     decoders: dict              # metric name -> engine.crp.metric.decoder.Decoder
     turns: Turns
     arc_cost: dict              # metric name -> int64 [m] cost of each road arc
+    free_node: np.ndarray       # bool [n]: every turn at the node allowed and free
 
     @property
     def restrictions(self) -> int:
@@ -76,6 +77,21 @@ class TurnModel:
         arc_parent[arc_parent >= m] = -1                   # the first arc: from start(source)
         return ShortestPathTree(int(source), tree.metric, distance, parent.astype(np.int32),
                                 parent_arc, arc_parent)
+
+    def twins(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
+        """(classes, offsets), int64 [2, N] (forward, backward), for
+        engine.routing.bidirectional: the arcs into a free node have the same way on
+        (class: the node, offset 0); the arcs out of one are reached from the same arcs,
+        dearer by their own cost (class: the node, offset: the arc's cost). Without them
+        a free crossing is expanded once per arc into it, not once."""
+        g, x = self.graph, self.expanded
+        m = g.num_arcs
+        classes = np.full((2, x.num_nodes), -1, dtype=np.int64)
+        offsets = np.zeros((2, x.num_nodes), dtype=np.int64)
+        classes[0, :m] = np.where(self.free_node[g.head], g.head, -1)
+        classes[1, :m] = np.where(self.free_node[g.tail], g.tail, -1)
+        offsets[1, :m] = self.arc_cost[metric]
+        return classes, offsets
 
     def turns_taken(self, path: Path) -> dict:
         """{"by_type": count per turn type, "cost": turn costs paid, "unit": their unit}
@@ -130,7 +146,14 @@ def turn_model(graph: RoadGraph, decoders: dict, turns: Turns | None = None) -> 
         metric_units={k: graph.metric_units[k] for k in metrics if k in graph.metric_units},
         source=f"{graph.source or 'graph'} (turn-expanded)")
     arc_cost = {name: np.asarray(c.arc_cost).astype(np.int64) for name, c in costs.items()}
-    return TurnModel(graph, expanded, dict(decoders), turns, arc_cost)
+    free = turn_ok.copy()
+    for name, c in costs.items():
+        free &= np.asarray(c.turn_weight, dtype=np.int64) == arc_cost[name][turns.to_arc]
+    via = graph.head[turns.from_arc]
+    degree = np.diff(graph.first_out).astype(np.int64) * \
+        np.diff(graph.backward.first_in).astype(np.int64)
+    free_node = np.bincount(via[free], minlength=n) == degree
+    return TurnModel(graph, expanded, dict(decoders), turns, arc_cost, free_node)
 
 
 def _coordinates(graph):

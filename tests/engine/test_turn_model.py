@@ -208,3 +208,33 @@ def test_dimacs_default_route_is_the_classic_one_and_free_turns_agree(ny):
                 assert free.route(int(s), int(t)).distance == dist[t]
             checked += 1
     assert checked == 1000
+
+
+@pytest.mark.parametrize("banned", [True, False])
+def test_free_crossings_are_expanded_once_and_routes_stay_exact(banned):
+    """With every turn free, the arcs into a crossing are twins (TurnModel.twins): the
+    bidirectional search queues and expands one of them. Exact against the oracle with
+    the generated network's banned left turns (crossings with a ban are not free) and
+    without them (every crossing free: SciPy's node distance)."""
+    import dataclasses
+    from engine.crp.metric.decoder import Decoder
+    from engine.model.expanded import turn_model
+    from engine.model.router import turn_aware_router
+    from engine.generate.network import generate_road_network
+    g = generate_road_network(4000, seed=8)
+    if not banned:
+        g = dataclasses.replace(g, turn_restrictions=None)
+    free = Decoder(name="free", kind="metric", metric="travel_time")
+    model = turn_model(g, {"travel_time": free})
+    assert model.free_node.any() and (model.free_node.all() != banned)
+    router = turn_aware_router(model, "travel_time")
+    oracle = EdgeOracle(g, "travel_time", np.zeros(8, dtype=np.int64))
+    rng = np.random.default_rng(13)
+    for s in rng.choice(g.num_nodes, 12, replace=False):
+        dist = oracle.distances_from(int(s))
+        for t in rng.choice(g.num_nodes, 30, replace=False):
+            if dist[t] < 0:
+                continue
+            p = router.route(int(s), int(t))
+            assert p.distance == dist[t]
+            oracle.check_legal(p)

@@ -13,6 +13,8 @@ ICS'19). One module per step of the paper's Algorithm 1:
     hierarchy.py          Hierarchy: what contraction builds, saved as .rlh
     parameters.py         K, C and their checks
     query.py              ChQuery: point-to-point routes on a Hierarchy
+    query_build.py        its arrays, built from the Hierarchy in a few Numba passes
+    query_search.py       its searches (level by level), core join and unpacking
     phast.py              PHAST: one-to-all trees on a Hierarchy
 
 Each step is one function over flat arrays. Its NumPy formulation (Numba for the

@@ -11,7 +11,8 @@ from engine.ch import Hierarchy, contract
 from engine.generate.network import generate_road_network
 from engine.core.graph import RoadGraph
 from engine.io import LoadError, load
-from engine.core.paths import check_path
+from engine.ch.query import ChQuery
+from engine.core.paths import Unreachable, check_path
 from engine.routing.reference import scipy_matrix, sssp
 from tests.conftest import PORTO, need
 from tests.engine.test_sssp import check_tree
@@ -66,6 +67,25 @@ def test_new_york_200_sources(ny, metric):
     check_shortcuts_unpack(h, ny)
     check_queries(h, ny, np.random.default_rng(31).integers(0, ny.num_nodes, 200))
     assert 20 < h.num_levels < 120 and 1.0 < h.edge_growth < 4.0
+    check_point_to_point(h, ny, sources=25, targets=24, seed=35)
+
+
+def check_point_to_point(h: Hierarchy, graph: RoadGraph, sources: int, targets: int,
+                         seed: int) -> None:
+    """The CH query (engine/ch/query.py) on sources x targets random pairs: valid
+    paths whose distances equal SciPy's Dijkstra."""
+    matrix = scipy_matrix(graph, h.metric)
+    query, rng = ChQuery(h), np.random.default_rng(seed)
+    for s in rng.integers(0, graph.num_nodes, sources):
+        reference = sssp(graph, int(s), h.metric, matrix)
+        for t in rng.integers(0, graph.num_nodes, targets):
+            if reference.distance[t] < 0:
+                with pytest.raises(Unreachable):
+                    query.route(int(s), int(t))
+                continue
+            p = query.route(int(s), int(t))
+            check_path(graph, p)
+            assert p.distance == reference.distance[t], (int(s), int(t))
 
 
 def test_rome_200_sources(rome):

@@ -119,9 +119,9 @@ def test_ch_query_with_costs_beyond_int32(generated):
     w = generated.metric("distance").astype(np.int64) * (1 << 23) + 1   # each below 2^31
     g = RoadGraph.from_arcs(generated.num_nodes, generated.tail, generated.head, {"cost": w})
     router = ch_router(g, "cost", K=257)
-    labels, core_dist = router._args[3], router._args[11]
+    labels, core_dist = router._labels, router._core_dist
     assert labels.dtype == np.int64 and core_dist.dtype == np.int64
-    assert ch_router(generated, "distance", K=257)._args[3].dtype == np.int32
+    assert ch_router(generated, "distance", K=257)._labels.dtype == np.int32
     assert check_pairs(g, router, 10, 20, seed=6) == 200
 
 
@@ -141,6 +141,39 @@ def test_router_for_picks_ch_only_for_its_metric(generated):
 
 def plain_route(graph, metric, s, t) -> int:
     return BidirectionalDijkstra(graph, metric).route(s, t).distance
+
+
+def test_ch_query_sorts_up_and_down_lists_it_is_given_in_another_order(generated):
+    """ChQuery reads contraction's up/down lists as they come (grouped by lower end);
+    lists in any other order are sorted first, with the same exact answers."""
+    h = contract(generated, "distance", K=257, backend=cpu_backend())
+    rng = np.random.default_rng(8)
+    h.up_harc, h.down_harc = rng.permutation(h.up_harc), rng.permutation(h.down_harc)
+    assert check_pairs(generated, ChQuery(h), 10, 20, seed=9) == 200
+
+
+@pytest.mark.parametrize("damage", ["child", "up_id", "weight", "core_pred", "level"])
+def test_ch_query_refuses_a_damaged_hierarchy(generated, damage):
+    """Every index the Numba query follows is checked when ChQuery is built."""
+    h = contract(generated, "distance", K=257, backend=cpu_backend())
+    m = h.num_original_arcs
+    if damage == "child":
+        h.arc_child1 = h.arc_child1.copy()
+        h.arc_child1[m + 3] = m + 3                       # not an earlier arc
+    elif damage == "up_id":
+        h.up_harc = h.up_harc.copy()
+        h.up_harc[5] = h.arc_tail.size                    # out of range
+    elif damage == "weight":
+        h.arc_weight = h.arc_weight.copy()
+        h.arc_weight[h.up_harc[0]] = -1
+    elif damage == "core_pred":
+        h.core_pred = h.core_pred.copy()
+        h.core_pred[0, 1] = h.core_nodes.size
+    else:
+        h.node_level = h.node_level.copy()
+        h.node_level[0] = h.num_levels + 1
+    with pytest.raises(ValueError, match="damaged hierarchy"):
+        ChQuery(h)
 
 
 def test_ch_query_needs_an_attached_hierarchy(generated):

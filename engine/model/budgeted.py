@@ -43,7 +43,6 @@ class TurnAwareCsp:
                        pareto=pareto_points, references=references)
 
     def road_arcs(self, expanded_arcs) -> np.ndarray:
-        """Expanded edges start(s) -> a1 -> ... -> ak -> end(t) as road arcs a1..ak: the
-        head of every edge but the last."""
+        """Expanded edges start(s) -> ... -> end(t) as road arcs: the arc nodes they enter."""
         arcs = np.asarray(expanded_arcs, dtype=np.int64)
-        return self.model.expanded.head[arcs[:-1]].astype(np.int32)
+        return self.model.road_arcs_of_nodes(self.model.expanded.head[arcs])

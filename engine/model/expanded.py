@@ -8,14 +8,20 @@ Node layout of the expanded graph (N = m + 2n for a road graph of n nodes, m arc
 
 Edges (sorted by tail, so the expanded graph is an ordinary RoadGraph):
 
-    a -> b          every allowed turn a -> b (engine.core.turns), weight turn cost + cost(b)
+    a -> b          every allowed turn a -> b (engine.core.turns), weight turn cost + cost(b),
+                    at a crossing v whose turns are not all allowed and free
+    end(v) -> start(v)  weight 0, at a free crossing v instead: every turn there is allowed
+                    and costs nothing, so in-arcs -> hub -> out-arcs is the same set of
+                    moves with indeg + outdeg edges instead of indeg x outdeg
     a -> end(head a)  weight 0
     start(v) -> a   every arc a leaving v, weight cost(a)
 
-A start node has no incoming edge and an end node no outgoing one, so neither can lie
-inside a path: a path start(s) -> ... -> end(t) is exactly a legal arc sequence from s to
-t, and its length is the turn-aware cost (OSRM's edge-based graph with phantom ends).
-Contraction puts start and end nodes first, with no shortcuts. Weights come from
+Only a free crossing's end node has a way on (to its own start node), so a path
+start(s) -> ... -> end(t) is exactly a legal arc sequence from s to t (the arc nodes on
+it, in order), and its length is the turn-aware cost (OSRM's edge-based graph with
+phantom ends). On a graph where every crossing is free (DIMACS with its turns forced
+on) the expanded graph is the road graph with each arc split in two: contraction and
+searches cost about what they cost node-based. Weights come from
 engine.crp.metric.costs.decode, the very code CRP customizes with, so a route here and
 a CRP route under the same decoder cost the same. An arc or turn a decoder forbids in
 any of the model's metrics is left out.
@@ -44,7 +50,7 @@ class TurnModel:
     decoders: dict              # metric name -> engine.crp.metric.decoder.Decoder
     turns: Turns
     arc_cost: dict              # metric name -> int64 [m] cost of each road arc
-    free_node: np.ndarray       # bool [n]: every turn at the node allowed and free
+    free_node: np.ndarray       # bool [n]: every turn allowed and free (a hub: see above)
 
     @property
     def restrictions(self) -> int:
@@ -60,7 +66,12 @@ class TurnModel:
     def road_path(self, path: Path, source: int, target: int) -> Path:
         """An expanded path start(source) -> ... -> end(target) as road arcs."""
         return path_from_arcs(self.graph, source, target, path.metric, path.distance,
-                              path.nodes[1:-1])
+                              self.road_arcs_of_nodes(path.nodes))
+
+    def road_arcs_of_nodes(self, nodes) -> np.ndarray:
+        """The road arcs on an expanded path given by its nodes: its arc nodes, in order."""
+        nodes = np.asarray(nodes)
+        return nodes[nodes < self.graph.num_arcs].astype(np.int32)
 
     def road_tree(self, tree: ShortestPathTree, source: int) -> ShortestPathTree:
         """An expanded tree from start(source) as a road tree: a node's distance is the
@@ -74,24 +85,11 @@ class TurnModel:
         distance[source], parent_arc[source] = 0, -1
         parent = np.where(parent_arc >= 0, self.graph.tail[np.maximum(parent_arc, 0)], -1)
         arc_parent = tree.parent[:m].astype(np.int32, copy=True)
-        arc_parent[arc_parent >= m] = -1                   # the first arc: from start(source)
+        via = arc_parent >= m                              # from a start node: of the source
+        hub = arc_parent[via] - m                          # (first arc) or of a free crossing
+        arc_parent[via] = np.where(hub == source, -1, tree.parent[m + n + hub])
         return ShortestPathTree(int(source), tree.metric, distance, parent.astype(np.int32),
                                 parent_arc, arc_parent)
-
-    def twins(self, metric: str) -> tuple[np.ndarray, np.ndarray]:
-        """(classes, offsets), int64 [2, N] (forward, backward), for
-        engine.routing.bidirectional: the arcs into a free node have the same way on
-        (class: the node, offset 0); the arcs out of one are reached from the same arcs,
-        dearer by their own cost (class: the node, offset: the arc's cost). Without them
-        a free crossing is expanded once per arc into it, not once."""
-        g, x = self.graph, self.expanded
-        m = g.num_arcs
-        classes = np.full((2, x.num_nodes), -1, dtype=np.int64)
-        offsets = np.zeros((2, x.num_nodes), dtype=np.int64)
-        classes[0, :m] = np.where(self.free_node[g.head], g.head, -1)
-        classes[1, :m] = np.where(self.free_node[g.tail], g.tail, -1)
-        offsets[1, :m] = self.arc_cost[metric]
-        return classes, offsets
 
     def turns_taken(self, path: Path) -> dict:
         """{"by_type": count per turn type, "cost": turn costs paid, "unit": their unit}
@@ -130,14 +128,19 @@ def turn_model(graph: RoadGraph, decoders: dict, turns: Turns | None = None) -> 
         arc_ok &= np.asarray(c.arc_cost) != FORBIDDEN
         turn_ok &= np.asarray(c.turn_weight) != FORBIDDEN
     turn_ok &= arc_ok[turns.from_arc] & arc_ok[turns.to_arc]
+    arc_cost = {name: np.asarray(c.arc_cost).astype(np.int64) for name, c in costs.items()}
+    free_node = _free_nodes(graph, turns, turn_ok, costs, arc_cost)
+    turn_ok &= ~free_node[graph.head[turns.from_arc]]     # a free crossing is one hub edge
     arcs = np.flatnonzero(arc_ok)
-    tail = np.concatenate([turns.from_arc[turn_ok], arcs, m + graph.tail[arcs]]).astype(np.int64)
-    head = np.concatenate([turns.to_arc[turn_ok], m + n + graph.head[arcs], arcs])
+    hubs = np.flatnonzero(free_node)
+    tail = np.concatenate([turns.from_arc[turn_ok], arcs, m + graph.tail[arcs],
+                           m + n + hubs]).astype(np.int64)
+    head = np.concatenate([turns.to_arc[turn_ok], m + n + graph.head[arcs], arcs, m + hubs])
     order = np.argsort(tail, kind="stable")          # a's turns, then its end edge
     metrics = {}
     for name, c in costs.items():
         w = np.concatenate([np.asarray(c.turn_weight)[turn_ok], np.zeros(arcs.size, np.int32),
-                            np.asarray(c.arc_cost)[arcs]])
+                            np.asarray(c.arc_cost)[arcs], np.zeros(hubs.size, np.int32)])
         metrics[name] = np.ascontiguousarray(w[order], dtype=np.int32)
     lon, lat = _coordinates(graph)
     expanded = RoadGraph(
@@ -145,15 +148,19 @@ def turn_model(graph: RoadGraph, decoders: dict, turns: Turns | None = None) -> 
         metrics=metrics, node_id=np.arange(m + 2 * n, dtype=np.int64), lon=lon, lat=lat,
         metric_units={k: graph.metric_units[k] for k in metrics if k in graph.metric_units},
         source=f"{graph.source or 'graph'} (turn-expanded)")
-    arc_cost = {name: np.asarray(c.arc_cost).astype(np.int64) for name, c in costs.items()}
+    return TurnModel(graph, expanded, dict(decoders), turns, arc_cost, free_node)
+
+
+def _free_nodes(graph, turns: Turns, turn_ok, costs: dict, arc_cost: dict) -> np.ndarray:
+    """Crossings where every turn (U-turns included) is allowed and costs nothing under
+    every metric of the model."""
     free = turn_ok.copy()
     for name, c in costs.items():
         free &= np.asarray(c.turn_weight, dtype=np.int64) == arc_cost[name][turns.to_arc]
     via = graph.head[turns.from_arc]
     degree = np.diff(graph.first_out).astype(np.int64) * \
         np.diff(graph.backward.first_in).astype(np.int64)
-    free_node = np.bincount(via[free], minlength=n) == degree
-    return TurnModel(graph, expanded, dict(decoders), turns, arc_cost, free_node)
+    return (np.bincount(via[free], minlength=graph.num_nodes) == degree) & (degree > 0)
 
 
 def _coordinates(graph):

@@ -1,7 +1,8 @@
 """The turn-aware hierarchy: CU-CH (engine.ch.contract, unchanged, on the GPU or its
 CPU twin) run on a TurnModel's expanded graph, as OSRM contracts its edge-based graph.
-Start and end nodes have edges one way only, so they are contracted at level 0 with no
-shortcut; the CH query and PHAST then run on it as on any hierarchy."""
+Start and end nodes have edges one way only (a free crossing's pair is a chain of
+two), so they are contracted early and cheaply; the CH query and PHAST then run on it as
+on any hierarchy."""
 from __future__ import annotations
 
 import numpy as np

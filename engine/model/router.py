@@ -43,5 +43,5 @@ def turn_aware_router(model: TurnModel, metric: str, hierarchy=None) -> TurnAwar
         inner = ChQuery(hierarchy)
     else:
         from engine.routing.bidirectional import BidirectionalDijkstra
-        inner = BidirectionalDijkstra(model.expanded, metric, twins=model.twins(metric))
+        inner = BidirectionalDijkstra(model.expanded, metric)
     return TurnAwareRouter(model, inner, metric)

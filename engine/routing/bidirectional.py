@@ -6,7 +6,11 @@ stops when top_f + top_b >= the best meeting seen. Parents are arc ids, so paral
 arcs are told apart; zero-cost arcs are fine (improvements are strict, so parent
 pointers never form a cycle). A node with no way on in a search's direction is never
 queued there unless it is that search's goal: no path to the goal can pass it (in a
-turn model, engine.model, these are the end nodes forward and the start nodes backward). All state lives in buffers owned by the router and is
+turn model, engine.model, these are the end nodes forward and the start nodes backward).
+A node with exactly one way on is not queued either: its one arc is relaxed at once, as
+its pop would (a chain in a turn model: arc -> end -> start of a free crossing). It is
+still labelled, so paths and meetings through it are found; a later improvement
+relaxes the chain again, so every node popped has its final distance. All state lives in buffers owned by the router and is
 reset through a list of the nodes the previous query touched, never in O(n). The
 reset (``start``) is shared with engine.ch.query; the heap (engine.core.heaps) and the
 2 MB-page copy (engine.core.arrays) with every search.
@@ -40,18 +44,12 @@ def start(s, t, dist, inf, hkey, hnode, touched, state, size):
 
 
 @numba.njit(cache=True)
-def _search(s, t, bounds, arc, dist, parent, hkey, hnode, touched, state, twin, twin_best):
+def _search(s, t, bounds, arc, dist, parent, hkey, hnode, touched, state):
     """Both searches over ``arc[d]`` (other end, weight, arc id) in the ranges
     ``bounds[u, 2d:2d+2]``: d = 0 the forward CSR, 1 the reverse one. A node's two
-    distances and parents share 32 bytes. ``twin[u, 2d:2d+2]`` (class, offset): a node
-    is not queued in direction d when a node of its class (>= 0) is queued there with
-    key + offset at most its own, nor expanded when one is queued cheaper (see
-    ``twins``): the twin's meeting with the other search is as cheap (the other search
-    reaches twins together). Returns (best distance, meeting node)."""
+    distances and parents share 32 bytes. Returns (best distance, meeting node)."""
     size = np.zeros(2, dtype=np.int64)
     n_touched = start(s, t, dist, INF, hkey, hnode, touched, state, size)
-    state[1] += 1
-    stamp = state[1]
     best, meet = INF, -1
     if s == t:
         best, meet = 0, s
@@ -61,30 +59,22 @@ def _search(s, t, bounds, arc, dist, parent, hkey, hnode, touched, state, twin, 
         k, u, size[d] = pop(hkey[d], hnode[d], size[d])
         if k > dist[u, d]:
             continue                      # a stale entry
-        c = twin[u, 2 * d]
-        if c >= 0 and twin_best[c, 2 * d + 1] == stamp and \
-                twin_best[c, 2 * d] < k + twin[u, 2 * d + 1]:
-            continue                      # a twin of u reaches all u would, and cheaper
         for i in range(bounds[u, 2 * d], bounds[u, 2 * d + 1]):
-            v = arc[d, i, 0]
-            nd = k + arc[d, i, 1]
-            if nd >= dist[v, d]:
-                continue
-            if bounds[v, 2 * d] == bounds[v, 2 * d + 1] and v != goal:
-                continue                  # a dead end this way (a turn model's end node)
-            c = twin[v, 2 * d]
-            if c >= 0:
-                key = nd + twin[v, 2 * d + 1]
-                if twin_best[c, 2 * d + 1] == stamp and twin_best[c, 2 * d] <= key:
-                    continue              # a twin of v is already queued as cheaply
-                twin_best[c, 2 * d], twin_best[c, 2 * d + 1] = key, stamp
-            if dist[v, d] == INF and dist[v, 1 - d] == INF:
-                touched[n_touched] = v
-                n_touched += 1
-            dist[v, d], parent[v, d] = nd, arc[d, i, 2]
-            size[d] = push(hkey[d], hnode[d], size[d], nd, v)
-            if dist[v, 1 - d] != INF and nd + dist[v, 1 - d] < best:
-                best, meet = nd + dist[v, 1 - d], v
+            v, nd, via = arc[d, i, 0], k + arc[d, i, 1], arc[d, i, 2]
+            while nd < dist[v, d]:
+                lo, hi = bounds[v, 2 * d], bounds[v, 2 * d + 1]
+                if lo == hi and v != goal:
+                    break                 # a dead end this way (a turn model's end node)
+                if dist[v, d] == INF and dist[v, 1 - d] == INF:
+                    touched[n_touched] = v
+                    n_touched += 1
+                dist[v, d], parent[v, d] = nd, via
+                if dist[v, 1 - d] != INF and nd + dist[v, 1 - d] < best:
+                    best, meet = nd + dist[v, 1 - d], v
+                if hi - lo != 1 or v == goal:
+                    size[d] = push(hkey[d], hnode[d], size[d], nd, v)
+                    break
+                v, nd, via = arc[d, lo, 0], nd + arc[d, lo, 1], arc[d, lo, 2]   # one way on
     state[0] = n_touched
     return best, meet
 
@@ -128,12 +118,7 @@ class BidirectionalDijkstra:
     name = "bidirectional_dijkstra"
     label = "bidirectional Dijkstra"
 
-    def __init__(self, graph, metric: str | None = None, twins=None) -> None:
-        """``twins``: None, or (classes, offsets), each int64 [2, n] (forward, backward):
-        nodes of one class (>= 0) whose expansions in that direction reach the same
-        nodes by the same arcs, their weights differing by the node's offset, so that
-        of two with key + offset a <= b the second adds nothing (engine.model: the
-        arcs into a crossing whose turns are all free)."""
+    def __init__(self, graph, metric: str | None = None) -> None:
         self.graph = graph
         self.metric = graph.metric_of(metric).name
         w = graph.metric(self.metric)
@@ -150,15 +135,7 @@ class BidirectionalDijkstra:
         self._hkey = np.empty((2, m + 1), dtype=np.int64)    # a push per improving arc
         self._hnode = np.empty((2, m + 1), dtype=np.int32)
         self._touched = np.empty(n + 2, dtype=np.int32)
-        self._state = np.zeros(2, dtype=np.int64)             # touched nodes, query stamp
-        self._twin = np.full((n, 4), -1, dtype=np.int64)      # (class, offset) per direction
-        classes = 1
-        if twins is not None:
-            cls, off = (np.asarray(x, dtype=np.int64) for x in twins)
-            self._twin[:, 0], self._twin[:, 1] = cls[0], off[0]
-            self._twin[:, 2], self._twin[:, 3] = cls[1], off[1]
-            classes = int(max(cls.max(initial=-1), 0)) + 1
-        self._twin_best = np.zeros((classes, 4), dtype=np.int64)   # (key, stamp) per direction
+        self._state = np.zeros(1, dtype=np.int64)             # number of touched nodes
 
     def route(self, source: int, target: int) -> Path:
         g = self.graph
@@ -166,8 +143,7 @@ class BidirectionalDijkstra:
         check_node(g, target)
         s, t = int(source), int(target)
         best, meet = _search(s, t, self._bounds, self._arc, self._dist, self._parent,
-                             self._hkey, self._hnode, self._touched, self._state,
-                             self._twin, self._twin_best)
+                             self._hkey, self._hnode, self._touched, self._state)
         if meet < 0:
             raise unreachable(g, s, t)
         arcs = _path_arcs(s, t, meet, g.tail, g.head, self._parent)

@@ -29,8 +29,12 @@ def parent_arcs(prep, d, unreached, source: int, on_device: bool = False):
     if prep.min_weight > 0:
         out = _parents_cpu(prep, d, unreached)
     else:
+        # the GPU's uint64 distances mark unreached nodes with 2^64-1, beyond int64: -1 here
+        host = prep.backend.to_host(d)
+        d64 = host.astype(np.int64)
+        d64[host == unreached] = -1
         out = _tight_bfs(prep.graph.first_out, prep.graph.head, prep.graph.metric(prep.metric),
-                         prep.backend.to_host(d).astype(np.int64), np.int64(unreached), source)
+                         d64, np.int64(-1), source)
     out = np.where(out == NO_ARC, -1, out).astype(np.int32)
     return out
 

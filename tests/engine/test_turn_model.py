@@ -211,11 +211,12 @@ def test_dimacs_default_route_is_the_classic_one_and_free_turns_agree(ny):
 
 
 @pytest.mark.parametrize("banned", [True, False])
-def test_free_crossings_are_expanded_once_and_routes_stay_exact(banned):
-    """With every turn free, the arcs into a crossing are twins (TurnModel.twins): the
-    bidirectional search queues and expands one of them. Exact against the oracle with
-    the generated network's banned left turns (crossings with a ban are not free) and
-    without them (every crossing free: SciPy's node distance)."""
+def test_free_crossings_are_hubs_and_routes_stay_exact(banned):
+    """A crossing where every turn is allowed and free is one hub edge (end -> start)
+    in the expanded graph, not indeg x outdeg turn edges. Exact against the oracle, by
+    bidirectional Dijkstra, the CH query and trees read off PHAST, with the generated
+    network's banned left turns (crossings with a ban are not hubs) and without them
+    (every crossing a hub: SciPy's node distance)."""
     import dataclasses
     from engine.crp.metric.decoder import Decoder
     from engine.model.expanded import turn_model
@@ -227,14 +228,26 @@ def test_free_crossings_are_expanded_once_and_routes_stay_exact(banned):
     free = Decoder(name="free", kind="metric", metric="travel_time")
     model = turn_model(g, {"travel_time": free})
     assert model.free_node.any() and (model.free_node.all() != banned)
-    router = turn_aware_router(model, "travel_time")
+    hubs = int(model.free_node.sum())
+    assert model.expanded.num_arcs == 2 * g.num_arcs + hubs + model.turns.num_turns - int(
+        model.free_node[g.head[model.turns.from_arc]].sum())
+    from engine.ch.phast import PhastQuery
+    from engine.model.hierarchy import contract_turn_aware
+    h = contract_turn_aware(model, "travel_time", backend=backends.cpu_backend())
+    h.attach(model.expanded)
+    routers = [turn_aware_router(model, "travel_time"), turn_aware_router(model, "travel_time", h)]
+    phast = PhastQuery(h, backends.cpu_backend())
     oracle = EdgeOracle(g, "travel_time", np.zeros(8, dtype=np.int64))
     rng = np.random.default_rng(13)
     for s in rng.choice(g.num_nodes, 12, replace=False):
         dist = oracle.distances_from(int(s))
+        tree = model.road_tree(phast.tree(model.start(int(s))).tree, int(s))
+        np.testing.assert_array_equal(tree.distance, dist)
         for t in rng.choice(g.num_nodes, 30, replace=False):
             if dist[t] < 0:
                 continue
-            p = router.route(int(s), int(t))
-            assert p.distance == dist[t]
-            oracle.check_legal(p)
+            for router in routers:
+                p = router.route(int(s), int(t))
+                assert p.distance == dist[t]
+                oracle.check_legal(p)
+            oracle.check_legal(path_from_tree(g, tree, int(t)))

@@ -1,10 +1,10 @@
 """TurnModel: the turn-expanded graph on which node-based algorithms search turn-aware.
 
-Node layout of the expanded graph (N = m + 2n for a road graph of n nodes, m arcs):
+Nodes of the expanded graph (N = m + 2n for a road graph of n nodes, m arcs), in one
+block per road node v, in v's order (``Layout``):
 
-    [0, m)          arc node a: "has just driven along road arc a"
-    [m, m + n)      start node of road node v
-    [m + n, m + 2n) end node of road node v
+    end(v), start(v), then the arc node of every arc leaving v ("has just driven
+    along arc a"), so that a search going through v reads one stretch of memory
 
 Edges (sorted by tail, so the expanded graph is an ordinary RoadGraph):
 
@@ -51,17 +51,17 @@ class TurnModel:
     turns: Turns
     arc_cost: dict              # metric name -> int64 [m] cost of each road arc
     free_node: np.ndarray       # bool [n]: every turn allowed and free (a hub: see above)
-
+    layout: "Layout"
     @property
     def restrictions(self) -> int:
         """Banned turns in force (OSM restrictions, the generated network's left turns)."""
         return restrictions_in_force(self.graph)
 
     def start(self, v: int) -> int:
-        return self.graph.num_arcs + int(v)
+        return int(self.layout.start_node[v])
 
     def end(self, v: int) -> int:
-        return self.graph.num_arcs + self.graph.num_nodes + int(v)
+        return int(self.layout.end_node[v])
 
     def road_path(self, path: Path, source: int, target: int) -> Path:
         """An expanded path start(source) -> ... -> end(target) as road arcs."""
@@ -70,24 +70,25 @@ class TurnModel:
 
     def road_arcs_of_nodes(self, nodes) -> np.ndarray:
         """The road arcs on an expanded path given by its nodes: its arc nodes, in order."""
-        nodes = np.asarray(nodes)
-        return nodes[nodes < self.graph.num_arcs].astype(np.int32)
+        arcs = self.layout.road_arc[np.asarray(nodes, dtype=np.int64)]
+        return arcs[arcs >= 0]
 
     def road_tree(self, tree: ShortestPathTree, source: int) -> ShortestPathTree:
         """An expanded tree from start(source) as a road tree: a node's distance is the
         least over the arcs entering it; ``arc_parent`` keeps the arc tree, so a path
         read off it (engine.core.paths.path_from_tree) is a legal one."""
-        m, n = self.graph.num_arcs, self.graph.num_nodes
-        ends = slice(m + n, m + 2 * n)
-        distance = tree.distance[ends].astype(np.int64, copy=True)
-        parent_arc = tree.parent[ends].astype(np.int32, copy=True)     # arc nodes (< m)
+        lay = self.layout
+        distance = tree.distance[lay.end_node].astype(np.int64, copy=True)
+        parent_arc = lay.arc_of(tree.parent[lay.end_node])    # an end node's: arc nodes
         parent_arc[distance < 0] = -1
         distance[source], parent_arc[source] = 0, -1
         parent = np.where(parent_arc >= 0, self.graph.tail[np.maximum(parent_arc, 0)], -1)
-        arc_parent = tree.parent[:m].astype(np.int32, copy=True)
-        via = arc_parent >= m                              # from a start node: of the source
-        hub = arc_parent[via] - m                          # (first arc) or of a free crossing
-        arc_parent[via] = np.where(hub == source, -1, tree.parent[m + n + hub])
+        before = tree.parent[lay.arc_node]
+        arc_parent = lay.arc_of(before)
+        hub = lay.start_of(before)           # from a start node: of the source (a first
+        via = hub >= 0                       # arc) or of a free crossing passed through
+        arc_parent[via] = np.where(hub[via] == source, -1,
+                                   lay.arc_of(tree.parent[lay.end_node[hub[via]]]))
         return ShortestPathTree(int(source), tree.metric, distance, parent.astype(np.int32),
                                 parent_arc, arc_parent)
 
@@ -133,22 +134,25 @@ def turn_model(graph: RoadGraph, decoders: dict, turns: Turns | None = None) -> 
     turn_ok &= ~free_node[graph.head[turns.from_arc]]     # a free crossing is one hub edge
     arcs = np.flatnonzero(arc_ok)
     hubs = np.flatnonzero(free_node)
-    tail = np.concatenate([turns.from_arc[turn_ok], arcs, m + graph.tail[arcs],
-                           m + n + hubs]).astype(np.int64)
-    head = np.concatenate([turns.to_arc[turn_ok], m + n + graph.head[arcs], arcs, m + hubs])
+    lay = Layout.of(graph)
+    an, tail_of = lay.arc_node, graph.tail
+    tail = np.concatenate([an[turns.from_arc[turn_ok]], an[arcs], lay.start_node[tail_of[arcs]],
+                           lay.end_node[hubs]])
+    head = np.concatenate([an[turns.to_arc[turn_ok]], lay.end_node[graph.head[arcs]], an[arcs],
+                           lay.start_node[hubs]])
     order = np.argsort(tail, kind="stable")          # a's turns, then its end edge
     metrics = {}
     for name, c in costs.items():
         w = np.concatenate([np.asarray(c.turn_weight)[turn_ok], np.zeros(arcs.size, np.int32),
                             np.asarray(c.arc_cost)[arcs], np.zeros(hubs.size, np.int32)])
         metrics[name] = np.ascontiguousarray(w[order], dtype=np.int32)
-    lon, lat = _coordinates(graph)
+    lon, lat = _coordinates(graph, lay)
     expanded = RoadGraph(
-        first_out=csr_offsets(tail[order], m + 2 * n), head=head[order].astype(np.int32),
-        metrics=metrics, node_id=np.arange(m + 2 * n, dtype=np.int64), lon=lon, lat=lat,
+        first_out=csr_offsets(tail[order], lay.size), head=head[order].astype(np.int32),
+        metrics=metrics, node_id=np.arange(lay.size, dtype=np.int64), lon=lon, lat=lat,
         metric_units={k: graph.metric_units[k] for k in metrics if k in graph.metric_units},
         source=f"{graph.source or 'graph'} (turn-expanded)")
-    return TurnModel(graph, expanded, dict(decoders), turns, arc_cost, free_node)
+    return TurnModel(graph, expanded, dict(decoders), turns, arc_cost, free_node, lay)
 
 
 def _free_nodes(graph, turns: Turns, turn_ok, costs: dict, arc_cost: dict) -> np.ndarray:
@@ -163,11 +167,50 @@ def _free_nodes(graph, turns: Turns, turn_ok, costs: dict, arc_cost: dict) -> np
     return (np.bincount(via[free], minlength=graph.num_nodes) == degree) & (degree > 0)
 
 
-def _coordinates(graph):
+@dataclass(frozen=True, eq=False)
+class Layout:
+    """Where each road arc and node lies in the expanded graph, and back."""
+    arc_node: np.ndarray      # int64 [m]
+    start_node: np.ndarray    # int64 [n]
+    end_node: np.ndarray      # int64 [n]
+    road_arc: np.ndarray      # int32 [N]: the arc of an arc node, else -1
+    start_owner: np.ndarray   # int32 [N]: the road node of a start node, else -1
+
+    @property
+    def size(self) -> int:
+        return int(self.road_arc.size)
+
+    @classmethod
+    def of(cls, graph) -> "Layout":
+        n, m = graph.num_nodes, graph.num_arcs
+        end = graph.first_out[:-1].astype(np.int64) + 2 * np.arange(n, dtype=np.int64)
+        arc_node = np.arange(m, dtype=np.int64) + 2 * graph.tail.astype(np.int64) + 2
+        road_arc = np.full(m + 2 * n, -1, dtype=np.int32)
+        road_arc[arc_node] = np.arange(m, dtype=np.int32)
+        start_owner = np.full(m + 2 * n, -1, dtype=np.int32)
+        start_owner[end + 1] = np.arange(n, dtype=np.int32)
+        return cls(arc_node, end + 1, end, road_arc, start_owner)
+
+    def arc_of(self, nodes) -> np.ndarray:
+        """The road arc of each expanded node (-1: not an arc node, or -1 given)."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        return np.where(nodes >= 0, self.road_arc[np.maximum(nodes, 0)], -1).astype(np.int32)
+
+    def start_of(self, nodes) -> np.ndarray:
+        """The road node whose start node each is (-1: none)."""
+        nodes = np.asarray(nodes, dtype=np.int64)
+        return np.where(nodes >= 0, self.start_owner[np.maximum(nodes, 0)], -1)
+
+
+def _coordinates(graph, lay: Layout):
     """Arc nodes at their arc's middle, start and end nodes at their road node."""
     if graph.lon is None:
         return None, None
     t, h = graph.tail, graph.head
-    lon = np.concatenate([(graph.lon[t] + graph.lon[h]) / 2, graph.lon, graph.lon])
-    lat = np.concatenate([(graph.lat[t] + graph.lat[h]) / 2, graph.lat, graph.lat])
-    return lon, lat
+    out = []
+    for x in (graph.lon, graph.lat):
+        c = np.empty(lay.size, dtype=np.float64)
+        c[lay.arc_node] = (x[t] + x[h]) / 2
+        c[lay.start_node] = c[lay.end_node] = x
+        out.append(c)
+    return out[0], out[1]

@@ -31,7 +31,8 @@ def road_node_level(hierarchy, graph) -> np.ndarray:
     hierarchy; for a turn-aware one the highest of the arcs (arc nodes) at the node."""
     if not hierarchy.turn_aware:
         return hierarchy.node_level
-    arc_level = hierarchy.node_level[:graph.num_arcs]
+    from engine.model.expanded import Layout
+    arc_level = hierarchy.node_level[Layout.of(graph).arc_node]
     level = np.zeros(graph.num_nodes, dtype=np.int32)
     np.maximum.at(level, graph.tail, arc_level)
     np.maximum.at(level, graph.head, arc_level)

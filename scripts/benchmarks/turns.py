@@ -22,8 +22,21 @@ CH_PAIRS, DIJKSTRA_PAIRS = 2_000, 200
 def bench_turns() -> tuple[list[str], list[list[str]]]:
     rows = []
     for name, graph in _graphs():
-        rows += graph_rows(name, graph)
+        try:
+            rows += graph_rows(name, graph)
+        except MemoryError as e:               # CuPy's OutOfMemoryError is one
+            rows.append([name, "turn-aware contraction", "out of memory", "",
+                         f"{type(e).__name__}: {str(e)[:160]}"])
+        _free_device_memory()
     return HEADER, rows
+
+
+def _free_device_memory() -> None:
+    from engine.core import backend as backends
+    try:
+        backends.gpu_backend().xp.get_default_memory_pool().free_all_blocks()
+    except backends.BackendError:
+        pass
 
 
 def _graphs():

@@ -1,6 +1,7 @@
 """The CRP query's speed-ups keep it exact (engine/crp/query: the top-level lower
 bounds of bounds.py prune the search, search.py keeps per-arc records reset only where
-touched, unpack.py recomputes the steps' levels): several hundred random pairs on NY
+touched, unpack.py recomputes the steps' levels and walks the customization's
+shortest-path trees, customization/trees.py): several hundred random pairs on NY
 and on an OSM extract with restrictions against the independent arc-to-arc oracle
 (engine.routing.reference, SciPy), every path walked for banned turns and its cost."""
 from __future__ import annotations
@@ -14,7 +15,8 @@ from engine.crp.customization.customize import customize
 from engine.generate.network import generate_road_network
 from engine.io import load
 from tests.conftest import NY_T, PORTO, need
-from tests.engine.test_crp import compare_with_oracle, crp_setup
+from engine.crp.metric import FORBIDDEN
+from tests.engine.test_crp import check_path, compare_with_oracle, crp_setup, turn_lookup
 
 
 @pytest.mark.slow
@@ -83,3 +85,57 @@ def test_steps_and_unpacking_after_pruned_searches():
         assert arcs[0] == p.arcs[0] and arcs[-1] == p.arcs[-1]
         assert set(arcs.tolist()) <= set(p.arcs.tolist())
         assert levels[0] == -1 and levels.max() < overlay.num_levels
+
+
+def test_unpacking_hints_are_each_entry_s_shortest_path_tree():
+    """customization/trees.py: walking a level-l tree from exit j back to entry r
+    follows local edges whose level-(l-1) weights add up to S_l[c][r][j]."""
+    from engine.crp.customization.trees import tree_layout
+    g = generate_road_network(6_000, seed=21)
+    overlay, metric, _ = crp_setup(g, "car-fastest")
+    layout = tree_layout(overlay)
+    assert metric.trees is not None and metric.trees.size == layout.size
+    checked = 0
+    for t in overlay.levels[1:]:
+        weights = metric.level_weights(t.level)
+        for c in range(0, t.num_cells, max(1, t.num_cells // 8)):
+            ne, nx, nv = t.counts(c)
+            v0 = int(t.vertex_first[c])
+            s = metric.cell_matrix(t.level, c)
+            for r in range(ne):
+                row = int(layout.first[t.level][c]) + r * (nv - ne) - ne
+                for j in range(nx):
+                    if s[r, j] == FORBIDDEN:
+                        continue
+                    v, cost = nv - nx + j, 0
+                    while v != r:
+                        u = int(metric.trees[row + v])
+                        lo, hi = t.edge_first[v0 + u], t.edge_first[v0 + u + 1]
+                        k = lo + np.flatnonzero(t.edge_to[lo:hi] == v0 + v)
+                        cost += int(weights[t.edge_weight[k]].min())
+                        v = u
+                    assert cost == s[r, j]
+                    checked += 1
+    assert checked > 100
+
+
+def test_routes_without_hints_equal_routes_with_them():
+    """A metric with no unpacking hints (the GPU customizer's) unpacks by search: the
+    same costs, valid paths."""
+    import dataclasses
+    g = generate_road_network(8_000, seed=4)
+    overlay, metric, query = crp_setup(g, "car-fastest")
+    bare = CrpQuery(overlay, dataclasses.replace(metric, trees=None))
+    assert bare._hints[4].size == 0 and query._hints[4].size > 0
+    turns = turn_lookup(overlay, metric)
+    for s, t in np.random.default_rng(2).integers(0, g.num_nodes, (150, 2)):
+        try:
+            a = query.route(int(s), int(t))
+        except Unreachable:
+            with pytest.raises(Unreachable):
+                bare.route(int(s), int(t))
+            continue
+        b = bare.route(int(s), int(t))
+        assert a.distance == b.distance
+        check_path(g, metric, turns, b, set())
+        check_path(g, metric, turns, a, set())

@@ -42,6 +42,7 @@ class CellMetric:
     device_bytes: int | None = None  # device memory in use after customizing (GPU), else None
     flat_shortcuts: np.ndarray | None = None   # every S_l in one array (shortcuts are views of it)
     turn_weight_q: np.ndarray | None = None    # turn weights in the query's order (query_space)
+    trees: np.ndarray | None = None   # unpacking hints, levels >= 1 (customization/trees.py; CPU)
 
     def level_weights(self, level: int) -> np.ndarray:
         """The weights the local edges of ``level`` index: turns, or S_{level-1}."""

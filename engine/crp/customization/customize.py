@@ -26,6 +26,7 @@ from engine.core.backend import cpu_backend
 from engine.crp.customization.cell_metric import CellMetric, CostOverflow
 from engine.crp.customization.cpu import customize_cells
 from engine.crp.customization.microcode import compile_microcode, run_microcode_cpu
+from engine.crp.customization.trees import tree_layout
 from engine.crp.metric.costs import DecodeInputs, check_costs
 
 
@@ -74,6 +75,11 @@ class Customizer:
         return query_space(self.overlay, flatten(self.overlay))
 
     @cached_property
+    def tree_layout(self):
+        """Where the CPU twin keeps each cell's shortest-path trees (customization/trees.py)."""
+        return tree_layout(self.overlay)
+
+    @cached_property
     def _device_turn_order(self):
         return self.backend.xp.asarray(self.query_space.turn_order)
 
@@ -105,13 +111,15 @@ class Customizer:
     def _costs_cpu(self, arc_cost, turn_weight, *, name, unit, cancel, on_level) -> CellMetric:
         arc_cost = np.ascontiguousarray(arc_cost, dtype=np.int32)
         turn_weight = np.ascontiguousarray(turn_weight, dtype=np.int32)
-        metric = CellMetric(self.overlay, name, arc_cost, turn_weight, [], unit=unit)
+        metric = CellMetric(self.overlay, name, arc_cost, turn_weight, [], unit=unit,
+                            trees=self.tree_layout.empty())
         t_all = time.perf_counter()
         for topo in self.overlay.levels:
             if cancel is not None:
                 cancel.check()        # an engine.core.progress.CancelToken: raises Cancelled
             t0 = time.perf_counter()
-            metric.shortcuts.append(self._level_cpu(topo, metric.level_weights(topo.level)))
+            metric.shortcuts.append(self._level_cpu(topo, metric.level_weights(topo.level),
+                                                    metric.trees))
             record = {"level": topo.level, "cells": topo.num_cells,
                       "shortcuts": topo.num_shortcuts,
                       "variant": "microcode" if topo.level == 0 else "dijkstra",
@@ -122,13 +130,15 @@ class Customizer:
         metric.total_ms = (time.perf_counter() - t_all) * 1000
         return metric
 
-    def _level_cpu(self, topo, weights) -> np.ndarray:
-        """S_l on the CPU: microinstructions for level 0, a Dijkstra per entry above."""
+    def _level_cpu(self, topo, weights, trees) -> np.ndarray:
+        """S_l on the CPU: microinstructions for level 0, a Dijkstra per entry above
+        (which writes the level's trees into ``trees``)."""
         if topo.level == 0:
             return run_microcode_cpu(self.microcode, weights)
         s = np.empty(topo.num_shortcuts, dtype=np.int32)
         if customize_cells(topo.vertex_first, topo.entry_first, topo.exit_first, topo.edge_first,
-                           topo.edge_to, topo.edge_weight, weights, topo.clique_first, s):
+                           topo.edge_to, topo.edge_weight, weights, topo.clique_first, s,
+                           self.tree_layout.first[topo.level], trees):
             raise CostOverflow.at_level(topo.level)
         return s
 

@@ -15,7 +15,7 @@ from engine.crp.query.flat import flatten
 from engine.crp.query.query_space import query_space
 from engine.crp.metric import FORBIDDEN
 from engine.crp.query.search import bidirectional, clear
-from engine.crp.query.unpack import search_steps, unpack_path
+from engine.crp.query.unpack import bottom_space, search_steps, tree_space, unpack_path
 from engine.core.arrays import huge
 from engine.core.paths import Unreachable, check_node, path_from_arcs, unreachable
 
@@ -32,6 +32,8 @@ class CrpQuery:
         self.overlay = overlay
         self.graph = g = overlay.graph
         self.space = space if space is not None else query_space(overlay, flatten(overlay))
+        self._tree_space = tree_space(overlay, self.space)    # the unpacking hints' layout
+        self._bottom = bottom_space(overlay, self.space)      # level 0's cells, for unpacking
         self._use(metric)
         m = g.num_arcs
         q = self.space
@@ -73,6 +75,10 @@ class CrpQuery:
                        self.turn_weight_q, q.arc_level)
         self._unpack_space = (q.first_turn, q.to_q, self.turn_weight_q, q.crossing, q.head_rec,
                               q.exit_first, q.exit_q)
+        first, vertex_first, vertex_q, entry_first, dtype = self._tree_space
+        trees = metric.trees if metric.trees is not None else np.zeros(0, dtype)
+        self._hints = (first, vertex_first, vertex_q, entry_first, trees.astype(dtype, copy=False),
+                       self._bottom[0], metric.turn_weight, self._bottom[1])
         if hasattr(self, "_bounds"):
             self._bounds.reset()
 
@@ -151,7 +157,8 @@ class CrpQuery:
         """Original arcs of the search path through ``meet``."""
         q = self.space
         arcs = unpack_path(meet, self._rec, self._levels_of, self._unpack_space, self.shortcuts,
-                           q.clique_first, self._urec, self._utouched, self._heaps[0])
+                           q.clique_first, self._urec, self._utouched, self._heaps[0],
+                           self._hints)
         return q.arc_of_q[arcs]
 
 

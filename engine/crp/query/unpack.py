@@ -1,10 +1,17 @@
 """Path unpacking (Numba), in the query's arc numbering: a level-l shortcut of cell C
-from entry e to exit x becomes the cheapest arc path e -> x that stays inside C, found
-by a Dijkstra over C's level-(l-1) shortcut rows (or its turns at level 0), and
-unpacked the same way one level down (an explicit stack).
+from entry e to exit x becomes the cheapest arc path e -> x that stays inside C, as
+C's level-(l-1) shortcuts, each unpacked the same way one level down (an explicit
+stack), down to turns.
 
-The local search reads shortcut rows contiguously, as the query does, and ignores
-anything costlier than the shortcut itself, whose cost customization already knows.
+Where the metric kept its unpacking hints (engine.crp.customization.trees: the CPU
+twin's shortest-path tree of every cell entry, levels >= 1), a level-l shortcut's
+steps are read by walking predecessors from x back to e, one load per step.
+Level 0's microinstructions keep no tree: its small cells are searched on their own
+local graph (the overlay's, turns as edges) with scratch arrays of a cell's size.
+Metrics without hints (the GPU customizer's) search above level 0 too, by a Dijkstra
+over C's level-(l-1) shortcut rows. Both searches ignore anything costlier than the
+shortcut itself, whose cost customization already knows, and stop on reaching x at
+that cost.
 """
 from __future__ import annotations
 
@@ -12,6 +19,8 @@ import numba as nb
 import numpy as np
 
 from engine.core.arrays import grow
+from engine.core.heaps import pop as pop_plain, push as push_plain
+from engine.crp.customization.trees import tree_layout
 from engine.crp.query.heap import forget, pop, push_or_decrease
 from engine.crp.query.search import free_level
 from engine.crp.metric import FORBIDDEN
@@ -102,14 +111,121 @@ def search_steps(meet, rec, levels_of):
     return arcs, levels
 
 
+def bottom_space(overlay, space):
+    """Level 0's local graph (engine.crp.partition.overlay), its vertices as query ids,
+    for _bottom_path; and its scratch arrays (a cell's vertices, a cell's edges + 1)."""
+    t = overlay.levels[0] if overlay.levels else None
+    if t is None:
+        z = np.zeros(1, np.int64)
+        return (z, z.astype(np.int32), z, z.astype(np.int32), z), (z, z, z, z)
+    nv = int(np.diff(t.vertex_first).max()) if t.num_cells else 1
+    ne = int(np.diff(t.edge_first[t.vertex_first]).max()) if t.num_cells else 1
+    graph = (t.vertex_first.astype(np.int64), space.q_of_arc[t.vertex_arc], t.edge_first,
+             t.edge_to, t.edge_weight)
+    return graph, (np.empty(nv, np.int64), np.empty(nv, np.int64), np.empty(ne + 1, np.int64),
+                   np.empty(ne + 1, np.int64))
+
+
+def tree_space(overlay, space):
+    """The metric-independent half of the hints, by flat cell index (flat.py): where
+    each cell's trees start (``first``) and its local vertices as query ids
+    (``vertex_q`` from ``vertex_first``); levels >= 1 only."""
+    layout = tree_layout(overlay)
+    size = space.entry_first.size
+    first, vertex_first = np.zeros(size, np.int64), np.zeros(size, np.int64)
+    parts, total = [], 0
+    for topo in overlay.levels[1:]:
+        lo = int(space.cell_base[topo.level])
+        first[lo:lo + topo.num_cells + 1] = layout.first[topo.level]
+        vertex_first[lo:lo + topo.num_cells + 1] = topo.vertex_first + total
+        parts.append(space.q_of_arc[topo.vertex_arc])
+        total += topo.vertex_arc.size
+    vertex_q = np.concatenate(parts) if parts else np.zeros(0, np.int32)
+    return first, vertex_first, vertex_q.astype(np.int32), space.entry_first, layout.dtype
+
+
+@nb.njit(cache=True, _nrt=False)
+def _bottom_path(e, x, bound, head_rec, tail_rec, clique_first, exit_first, entry_first,
+                 bottom, turn_weight, scratch, out, n):
+    """Level-0 shortcut e -> x of cost ``bound``: a Dijkstra on its cell's local graph
+    from e until x is reached at that cost; writes the arcs after e up to x (query
+    ids, backwards) to out[n:] and returns the new n (out has room: callers grow it)."""
+    vertex_first, vertex_q, edge_first, edge_to, edge_weight = bottom
+    dist, par, hd, hv = scratch
+    cb = head_rec[e, 0, 0]
+    nx = exit_first[cb + 1] - exit_first[cb]
+    r = (head_rec[e, 0, 1] - clique_first[cb]) // nx
+    v0 = vertex_first[cb]
+    nv = vertex_first[cb + 1] - v0
+    vx = nv - nx + tail_rec[x, 0, 1] - clique_first[cb]
+    for i in range(nv):
+        dist[i] = FORBIDDEN
+    dist[r] = 0
+    size = push_plain(hd, hv, 0, 0, r)
+    while size > 0 and dist[vx] != bound:
+        d, u, size = pop_plain(hd, hv, size)
+        if d > dist[u]:
+            continue
+        for k in range(edge_first[v0 + u], edge_first[v0 + u + 1]):
+            nd = d + turn_weight[edge_weight[k]]
+            y = edge_to[k] - v0
+            if nd <= bound and nd < dist[y]:
+                dist[y] = nd
+                par[y] = u
+                size = push_plain(hd, hv, size, nd, y)
+    if dist[vx] != bound:
+        raise RuntimeError("a shortcut has no path in its cell")
+    y = vx
+    while y != r:
+        out[n] = vertex_q[v0 + y]
+        n += 1
+        y = par[y]
+    return n
+
+
 @nb.njit(cache=True)
-def unpack_path(meet, rec, levels_of, space, shortcuts, clique_first, urec, touched, heap):
+def _push(stack, top, l, e, x):
+    if top == stack.shape[0]:
+        bigger = np.empty((2 * top, 3), dtype=np.int64)
+        bigger[:top] = stack
+        stack = bigger
+    stack[top, 0], stack[top, 1], stack[top, 2] = l, e, x
+    return stack, top + 1
+
+
+@nb.njit(cache=True)
+def _tree_steps(l, e, x, head_rec, tail_rec, clique_first, exit_first, hints, stack, top):
+    """Push the level-(l-1) steps of shortcut e -> x (level l) read from e's tree,
+    last step first, so they pop in path order."""
+    first, vertex_first, vertex_q, entry_first, trees = hints[:5]
+    cb = head_rec[e, l, 0]
+    nx = exit_first[cb + 1] - exit_first[cb]
+    ne = entry_first[cb + 1] - entry_first[cb]
+    r = (head_rec[e, l, 1] - clique_first[cb]) // nx
+    vb = vertex_first[cb]
+    nv = vertex_first[cb + 1] - vb
+    v = nv - nx + tail_rec[x, l, 1] - clique_first[cb]
+    row = first[cb] + r * (nv - ne) - ne
+    for _ in range(nv):
+        if v == r:
+            return stack, top
+        u = trees[row + v]
+        stack, top = _push(stack, top, l - 1, vertex_q[vb + u], vertex_q[vb + v])
+        v = u
+    raise RuntimeError("a shortcut has no path in its cell's tree")
+
+
+@nb.njit(cache=True)
+def unpack_path(meet, rec, levels_of, space, shortcuts, clique_first, urec, touched, heap,
+                hints):
     """Arcs (query ids) of the search path through ``meet`` (rec: the search's
     records). ``urec`` ([m, 4]: cost, predecessor, heap slot) is FORBIDDEN, -, -1
-    everywhere and is left so; touched and the heap are scratch."""
+    everywhere and is left so; touched and the heap are scratch. ``hints``: the trees
+    (tree_space and the metric's values; none: search above level 0 too), level 0's
+    local graph, the turn weights it indexes and its scratch (bottom_space)."""
     step_arc, step_level = search_steps(meet, rec, levels_of)
-    tail_rec = levels_of[3]
-    head_rec = space[4]
+    tail_rec, head_rec, exit_first = levels_of[3], space[4], space[5]
+    entry_first, trees, bottom, turn_weight, scratch = hints[3:]
     out = np.empty(1024, dtype=np.int64)
     n = 0
     stack = np.empty((64, 3), dtype=np.int64)     # shortcuts to unpack: (level, entry, exit)
@@ -125,31 +241,28 @@ def unpack_path(meet, rec, levels_of, space, shortcuts, clique_first, urec, touc
         while top > 0:
             top -= 1
             l, e, x = stack[top, 0], stack[top, 1], stack[top, 2]
+            if l > 0 and trees.size > 0:
+                stack, top = _tree_steps(l, e, x, head_rec, tail_rec, clique_first, exit_first,
+                                         hints, stack, top)
+                continue
             # e's row and x's column of their cell's matrix meet at the shortcut
             bound = shortcuts[head_rec[e, l, 1] + tail_rec[x, l, 1] - clique_first[head_rec[e, l, 0]]]
+            if l == 0:
+                if n + scratch[0].size > out.size:
+                    out = grow(out, n + scratch[0].size)
+                n0 = n
+                n = _bottom_path(e, x, bound, head_rec, tail_rec, clique_first, exit_first,
+                                 entry_first, bottom, turn_weight, scratch, out, n)
+                _reverse(out, n0, n)                # arcs came backwards
+                continue
             nt = _cell_path(l, e, x, bound, space, shortcuts, urec, touched, heap)
             found = urec[x, 0] == bound
-            n0 = n
             y = x
-            while found and y != e:                # the path backwards, x to e
-                if l == 0:
-                    if n == out.size:
-                        out = grow(out, n + 1)
-                    out[n] = y
-                    n += 1
-                else:
-                    if top == stack.shape[0]:
-                        bigger = np.empty((2 * top, 3), dtype=np.int64)
-                        bigger[:top] = stack
-                        stack = bigger
-                    stack[top, 0], stack[top, 1], stack[top, 2] = l - 1, urec[y, 1], y
-                    top += 1
+            while found and y != e:                # its level-(l-1) steps, backwards, so
+                stack, top = _push(stack, top, l - 1, urec[y, 1], y)    # they pop in order
                 y = urec[y, 1]
             for k in range(nt):
                 urec[touched[k], 0] = FORBIDDEN
             if not found:
                 raise RuntimeError("a shortcut has no path in its cell")
-            if l == 0:                              # arcs came backwards
-                _reverse(out, n0, n)
-            # shortcuts were pushed backwards, so they pop in path order
     return out[:n]

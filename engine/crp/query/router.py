@@ -78,7 +78,7 @@ class CrpQuery:
         first, vertex_first, vertex_q, entry_first, dtype = self._tree_space
         trees = metric.trees if metric.trees is not None else np.zeros(0, dtype)
         self._hints = (first, vertex_first, vertex_q, entry_first, trees.astype(dtype, copy=False),
-                       self._bottom[0], metric.turn_weight, self._bottom[1])
+                       self._bottom[0], self.turn_weight_q, self._bottom[1])
         if hasattr(self, "_bounds"):
             self._bounds.reset()
 

@@ -112,16 +112,19 @@ def search_steps(meet, rec, levels_of):
 
 
 def bottom_space(overlay, space):
-    """Level 0's local graph (engine.crp.partition.overlay), its vertices as query ids,
-    for _bottom_path; and its scratch arrays (a cell's vertices, a cell's edges + 1)."""
+    """Level 0's local graph (engine.crp.partition.overlay), its vertices as query ids
+    and its edges' turns in the query's turn order, for _bottom_path; and its scratch
+    arrays (a cell's vertices, a cell's edges + 1)."""
     t = overlay.levels[0] if overlay.levels else None
     if t is None:
         z = np.zeros(1, np.int64)
         return (z, z.astype(np.int32), z, z.astype(np.int32), z), (z, z, z, z)
     nv = int(np.diff(t.vertex_first).max()) if t.num_cells else 1
     ne = int(np.diff(t.edge_first[t.vertex_first]).max()) if t.num_cells else 1
+    in_q = np.empty(space.turn_order.size, np.int32)      # each turn's query-order index:
+    in_q[space.turn_order] = np.arange(space.turn_order.size, dtype=np.int32)   # a cell's
     graph = (t.vertex_first.astype(np.int64), space.q_of_arc[t.vertex_arc], t.edge_first,
-             t.edge_to, t.edge_weight)
+             t.edge_to, in_q[t.edge_weight])           # turn weights then lie together
     return graph, (np.empty(nv, np.int64), np.empty(nv, np.int64), np.empty(ne + 1, np.int64),
                    np.empty(ne + 1, np.int64))
 

@@ -13,6 +13,7 @@ from engine.capabilities.tree import PHAST, TreeAnswer, shortest_path_tree
 from engine.export import written_lines
 from engine.core.polylines import require_coordinates
 from engine.core.units import Unit, parse_amounts, unit_of
+from engine.model.defaults import restrictions_in_force
 
 if TYPE_CHECKING:               # shapely is imported when an isochrone is made, not before
     from engine.sssp.isochrone import Isochrones
@@ -80,14 +81,17 @@ def to_json(workspace, params: dict, a: IsochroneAnswer) -> dict:
             "area_km2": [round(m2 / 1e6, 3) for m2 in iso.area_m2],
             "buffer_m": round(iso.buffer_m, 1), "tree_method": a.tree.method,
             "tree_ms": round(a.tree.compute_ms, 4), "geometry_s": round(iso.seconds, 3),
-            "backend": a.tree.backend, "geojson": params.get("geojson")}
+            "backend": a.tree.backend, "turn_aware": a.tree.turn_aware,
+            "restrictions": restrictions_in_force(g), "geojson": params.get("geojson")}
 
 
 def text(r: dict) -> str:
     lines = [f"{r['metric']} isochrones from {r['from']} (buffer {r['buffer_m']:g} m):"]
     lines += [f"  within {t}: {km2:,.2f} km²" for t, km2 in zip(r["cutoffs_text"], r["area_km2"])]
-    lines.append(f"  tree {r['tree_ms']:.2f} ms by {r['tree_method']} on {r['backend']}; "
-                 f"areas {r['geometry_s']:.2f} s")
+    model = (f"turn-aware, {r['restrictions']:,} turn restrictions obeyed" if r["turn_aware"]
+             else "node-based: ignores turn restrictions and turn costs")
+    lines.append(f"  tree {r['tree_ms']:.2f} ms by {r['tree_method']} on {r['backend']} "
+                 f"({model}); areas {r['geometry_s']:.2f} s")
     return "\n".join(lines + written_lines(r))
 
 

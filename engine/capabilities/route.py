@@ -63,11 +63,13 @@ def _exported(workspace, params: dict, a: RouteAnswer) -> RouteAnswer:
     """``a``, once the exports asked for (--geojson, --gpx) are written."""
     if params.get("geojson") or params.get("gpx"):
         write_path(workspace.graph, a.path, params,
-                   *route_export(workspace.graph, a.path, a.unit, a.method, a.method_label))
+                   *route_export(workspace.graph, a.path, a.unit, a.method, a.method_label,
+                                 a.turn_aware))
     return a
 
 
-def route_export(graph, path: Path, unit: Unit, method: str, method_label: str) -> tuple[dict, str, str]:
+def route_export(graph, path: Path, unit: Unit, method: str, method_label: str,
+                 turn_aware: bool = True) -> tuple[dict, str, str]:
     """(properties, title, description) of a route for engine.export.write_path: its
     ends (file ids), cost (raw, its unit, in display form), length, travel time, method."""
     summary = route_summary(graph, path)
@@ -76,7 +78,8 @@ def route_export(graph, path: Path, unit: Unit, method: str, method_label: str) 
                   "metric": path.metric, "cost": path.distance, "unit": unit.name,
                   "cost_text": unit.format(path.distance), "arcs": path.num_arcs,
                   "length_m": _rounded(summary.length_m), "travel_time_s": _rounded(seconds),
-                  "method": method, "method_label": method_label}
+                  "method": method, "method_label": method_label,
+                  "turn_aware": turn_aware, "restrictions": restrictions_in_force(graph)}
     title = f"RouteLab route from {properties['from']} to {properties['to']}"
     real = ([format_length(summary.length_m)] if summary.length_m is not None else []) + \
         ([format_duration(seconds)] if seconds is not None else [])

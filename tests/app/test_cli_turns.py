@@ -86,3 +86,16 @@ def test_crp_route_under_the_default_decoder_agrees(capsys, extract):
     plain = run_json(capsys, "route", extract, "--from", "1", "--to", "3")
     crp = run_json(capsys, "route", extract, "--from", "1", "--to", "3", "--decoder", "default")
     assert crp["path"] == LEGAL and crp["distance"] == plain["distance"]
+
+
+def test_exports_and_service_areas_say_they_obey_the_turns(capsys, extract, tmp_path):
+    gj = tmp_path / "r.geojson"
+    run_json(capsys, "route", extract, "--from", "1", "--to", "3", "--geojson", str(gj))
+    props = json.loads(gj.read_text(encoding="utf-8"))["features"][0]["properties"]
+    assert props["turn_aware"] is True and props["restrictions"] == 1
+    run_json(capsys, "route", extract, "--from", "1", "--to", "3", "--geojson", str(gj),
+             "--node-based")
+    assert json.loads(gj.read_text(encoding="utf-8"))["features"][0]["properties"][
+        "turn_aware"] is False
+    iso = run_json(capsys, "isochrone", extract, "--from", "1", "--cutoffs", "100,300")
+    assert iso["turn_aware"] is True and iso["restrictions"] == 1

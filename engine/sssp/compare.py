@@ -49,14 +49,21 @@ class Comparison:
 
 def compare_methods(workspace, source: int, metric: str | None = None,
                     ctx: JobContext = JobContext()) -> Comparison:
-    """Every SSSP method and the reference from internal node ``source``."""
+    """Every SSSP method and the reference from internal node ``source``, in the routing
+    model: where turns matter all of them (SciPy too) run on the turn model's expanded
+    graph (engine.model), and a node's distance is the least over its arcs."""
     graph = workspace.graph
     metric = graph.metric_of(metric).name
-    query = workspace.tree_query(metric)
-    runs = {name: _timed_tree(query, source, name) for name in sssp.METHODS}
+    model = workspace.model_for(metric)
+    searched = graph if model is None else model.expanded
+    start = source if model is None else model.start(source)
+    to_road = (lambda d: d) if model is None else \
+        (lambda d: model.road_tree(_as_tree(d, start, metric), source).distance)
+    query = workspace.tree_query(metric, model)
+    runs = {name: _timed_tree(query, start, name, to_road) for name in sssp.METHODS}
     labels = {name: label for name, (_, label) in sssp.METHODS.items()}
-    matrix = reference.scipy_matrix(graph, metric)
-    runs[REFERENCE] = _timed_reference(graph, source, metric, matrix)
+    matrix = reference.scipy_matrix(searched, metric)
+    runs[REFERENCE] = _timed_reference(searched, start, metric, matrix, to_road)
     labels[REFERENCE] = REFERENCE_LABEL
     measured = {}
     for i, (name, run) in enumerate(runs.items()):
@@ -69,19 +76,26 @@ def compare_methods(workspace, source: int, metric: str | None = None,
     return Comparison(int(source), metric, workspace.backend.describe(), timings)
 
 
-def _timed_tree(query, source: int, method: str):
+def _timed_tree(query, source: int, method: str, to_road):
     def run():
         r = query.tree(source, method)
-        return r.tree.distance, r.total_ms
+        return to_road(r.tree.distance), r.total_ms
     return run
 
 
-def _timed_reference(graph, source: int, metric: str, matrix):
+def _timed_reference(graph, source: int, metric: str, matrix, to_road):
     def run():
         t0 = time.perf_counter()
         tree = reference.sssp(graph, source, metric, matrix)
-        return tree.distance, (time.perf_counter() - t0) * 1000
+        return to_road(tree.distance), (time.perf_counter() - t0) * 1000
     return run
+
+
+def _as_tree(distance, source: int, metric: str):
+    """Distances alone as a tree, for TurnModel.road_tree (which reads parents too)."""
+    from engine.core.paths import ShortestPathTree
+    none = np.full(distance.size, -1, dtype=np.int32)
+    return ShortestPathTree(source, metric, distance, none, none)
 
 
 def _best_of(run, token) -> tuple[np.ndarray, float, int]:

@@ -141,24 +141,25 @@ def _check_complete(path, h, level: np.ndarray) -> None:
     # a count per arc id (ids are in range: _check_side): np.unique hashes, 20x slower
     if listed.size and np.bincount(listed, minlength=h.arc_tail.size).max() > 1:
         raise LoadError(path, "an arc appears twice in up_harc/down_harc")
-    n = np.int64(h.num_nodes)
-    key = h.arc_tail * n + h.arc_head
     crossing = level[h.arc_tail] != level[h.arc_head]
     crossing[listed] = False
     left_out = np.flatnonzero(crossing)
     if not left_out.size:
         return
-    wanted = np.unique(key[left_out])                 # few: sort only the listed arcs
-    at = np.minimum(np.searchsorted(wanted, key[listed]), wanted.size - 1)   # with those ends
-    listed = listed[wanted[at] == key[listed]]
-    order = np.lexsort((h.arc_weight[listed], key[listed]))
-    sorted_keys = key[listed][order]
+    tails = np.zeros(h.num_nodes, dtype=bool)          # few: look only at listed arcs
+    tails[h.arc_tail[left_out]] = True                 # that leave the same nodes
+    listed = listed[tails[h.arc_tail[listed]]]
+    n = np.int64(h.num_nodes)
+    key_listed = h.arc_tail[listed] * n + h.arc_head[listed]
+    key_left = h.arc_tail[left_out] * n + h.arc_head[left_out]
+    order = np.lexsort((h.arc_weight[listed], key_listed))
+    sorted_keys = key_listed[order]
     first = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]) \
         if sorted_keys.size else np.zeros(0, dtype=np.int64)
     keys = sorted_keys[first]
     best = h.arc_weight[listed][order][first]
-    pos = np.minimum(np.searchsorted(keys, key[left_out]), max(keys.size - 1, 0))
-    if not keys.size or np.any((keys[pos] != key[left_out]) |
+    pos = np.minimum(np.searchsorted(keys, key_left), max(keys.size - 1, 0))
+    if not keys.size or np.any((keys[pos] != key_left) |
                                (best[pos] > h.arc_weight[left_out])):
         raise LoadError(path, "an arc between levels is in neither up_harc nor down_harc")
 
@@ -217,12 +218,13 @@ def _check_realised(path, dist, pred, weight, finite) -> None:
 def _check_tight(path, dist, weight) -> None:
     """No core arc (u, v, w) shortens any row: dist[i, v] <= dist[i, u] + w."""
     us, vs = np.nonzero(weight != INF)
+    by_column = np.ascontiguousarray(dist.T)            # column u of dist as a row: gathered fast
     step = max(1, _CHUNK // max(dist.shape[0], 1))
     for lo in range(0, us.size, step):
         u, v = us[lo:lo + step], vs[lo:lo + step]
-        du = dist[:, u]
-        through = np.where(du == INF, INF, du + weight[u, v])
-        if np.any(dist[:, v] > through):
+        du = by_column[u]
+        through = np.where(du == INF, INF, du + weight[u, v][:, None])
+        if np.any(by_column[v] > through):
             raise LoadError(path, "core_dist is not the shortest distance: a core arc shortens it")
 
 

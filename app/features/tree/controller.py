@@ -237,8 +237,11 @@ class TreeController(Controller):
         s, d = self.session, a.tree.distance
         unit = unit_of(s.graph.metric_units, a.tree.metric)
         what = a.tree.metric + ("" if unit.kind else " (its unit is not known)")
+        turns = "turn-aware: over the arcs, turn costs paid, banned turns never taken" \
+            if a.tree.arc_parent is not None else ""
         return "<br>".join([
-            f"<b>From node {s.node_id(a.tree.source)}</b> · {what}", a.method_label, f"on {a.backend}",
+            f"<b>From node {s.node_id(a.tree.source)}</b> · {what}", a.method_label,
+            *([turns] if turns else []), f"on {a.backend}",
             f"<b>{a.compute_ms:.2f} ms</b> ({a.total_ms:.2f} ms with the copy to host)",
             f"reached {int(np.count_nonzero(d >= 0)):,} of {s.graph.num_nodes:,} nodes · "
             f"farthest {unit.format(int(d.max()))}"])

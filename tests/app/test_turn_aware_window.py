@@ -52,11 +52,11 @@ def test_first_click_avoids_the_banned_turn_then_the_ch_query_takes_over(qtbot, 
 
 def test_a_load_builds_the_hierarchy_in_the_background_and_clicks_answer_meanwhile(qtbot, window):
     from engine.generate.network import generate_road_network
-    g = generate_road_network(num_nodes=20_000, seed=3)
+    g = generate_road_network(num_nodes=8_000, seed=3)
     window.session.background_hierarchy = True
     load_graph(qtbot, window, g)
     assert window.engine.running("contract")            # started by the load itself
-    first = shift_click_route(qtbot, window, 17, 15_000)
+    first = shift_click_route(qtbot, window, 17, 6_000)
     assert window.engine.running("contract"), "the route waited for the whole contraction"
     assert first.method_label == "turn-aware bidirectional Dijkstra"
     check_turn_aware(g, first.path)

@@ -85,8 +85,9 @@ def _member_nbytes(path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, file_size: 
     return nbytes
 
 
-def read_meta(path, arrays: dict, fmt: str, version: int, what: str, keys: dict) -> dict:
-    """The JSON object stored as ``meta``: format and version, then each key's type."""
+def read_meta(path, arrays: dict, fmt: str, version, what: str, keys: dict) -> dict:
+    """The JSON object stored as ``meta``: format and version (an int, or a tuple of
+    the versions read), then each key's type."""
     raw = arrays.pop("meta", None)
     if not isinstance(raw, np.ndarray) or raw.dtype != np.uint8 or raw.ndim != 1:
         raise LoadError(path, f"not a {what} (no metadata)")
@@ -98,9 +99,12 @@ def read_meta(path, arrays: dict, fmt: str, version: int, what: str, keys: dict)
         raise LoadError(path, f"not a {what} (its metadata is not a JSON object)")
     if meta.get("format") != fmt:
         raise LoadError(path, f"not a {what}")
-    if meta.get("version") != version:
-        raise LoadError(path, f"{what} version {meta.get('version')!r} is not supported (this "
-                              f"RouteLab reads version {version}); make it again from the source")
+    versions = version if isinstance(version, tuple) else (version,)
+    found = meta.get("version")
+    if isinstance(found, bool) or found not in versions:
+        readable = " or ".join(str(v) for v in versions)
+        raise LoadError(path, f"{what} version {found!r} is not supported (this "
+                              f"RouteLab reads version {readable}); make it again from the source")
     for key, kind in keys.items():
         value = meta.get(key)
         if not isinstance(value, kind) or isinstance(value, bool):

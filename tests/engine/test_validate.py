@@ -16,6 +16,8 @@ from engine.generate.network import generate_road_network
 from engine.io import LoadError, load
 from engine.io.cache import save_cache
 from engine.io.cache import check_graph
+from engine.io.hierarchy_file import ARRAYS, NARROW, write_hierarchy
+from engine.io.hierarchy_file import _realised_fault as realised_fault
 
 N_BIG = 10**9
 
@@ -372,3 +374,119 @@ def test_pickle_payload_is_never_executed(tmp_path, graph, hierarchy, suffix, me
     loader = (lambda: Hierarchy.load(path, graph)) if suffix == ".rlh" else (lambda: load([path]))
     assert_refused(path, "holds Python objects", loader)
     assert not marker.exists()
+
+
+# ------------------------------------------------------------ hierarchy file versions
+def as_version_1(path) -> None:
+    """Rewrite a saved hierarchy as version 1 wrote it: every id array int64."""
+    arrays, meta = read_arrays(path)
+    write_arrays(path, {k: a.astype(np.int64) if k in NARROW else a for k, a in arrays.items()},
+                 {**meta, "version": 1})
+
+
+def _same_arrays(h, reference) -> None:
+    for name in ARRAYS:
+        a, b = getattr(h, name), getattr(reference, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+
+
+def test_version_2_round_trips_with_int32_ids(tmp_path, graph, hierarchy):
+    path = hierarchy.save(tmp_path / "g.rlh")
+    arrays, meta = read_arrays(path)
+    assert meta["version"] == 2
+    assert {name: arrays[name].dtype for name in NARROW} == dict.fromkeys(NARROW, np.int32)
+    h = Hierarchy.load(path, graph)
+    _same_arrays(h, hierarchy)                   # int64 ids in memory, as contraction makes
+    assert {getattr(h, name).dtype for name in NARROW} == {np.dtype(np.int64)}
+    _same_arrays(Hierarchy.load(h.save(tmp_path / "again.rlh"), graph), hierarchy)
+
+
+def test_version_1_files_still_load(tmp_path, graph, hierarchy):
+    path = hierarchy.save(tmp_path / "g.rlh")
+    as_version_1(path)
+    assert read_arrays(path)[1]["version"] == 1
+    h = Hierarchy.load(path, graph)
+    _same_arrays(h, hierarchy)
+    assert read_arrays(h.save(tmp_path / "new.rlh"))[1]["version"] == 2
+
+
+@pytest.mark.parametrize("case", list(HIERARCHY_CASES))
+def test_malformed_version_1_hierarchy_is_refused(tmp_path, graph, hierarchy, case):
+    mutate, reason = HIERARCHY_CASES[case]
+    path = hierarchy.save(tmp_path / "g.rlh")
+    as_version_1(path)
+    mutated(path, mutate)
+    assert_refused(path, reason, lambda: Hierarchy.load(path, graph))
+
+
+VERSION_CASES = {
+    "version 2 with int64 arc_tail": (_put("arc_tail", lambda x, m: x.astype(np.int64)),
+                                      "arc_tail has dtype <i8, expected int32"),
+    "version 2 with uint32 core_nodes": (_put("core_nodes", lambda x, m: x.astype(np.uint32)),
+                                         "core_nodes has dtype"),
+    "int32 ids labelled version 1": (_meta("version", 1), "arc_tail has dtype <i4, expected int64"),
+    "version 3": (_meta("version", 3), "version 3 is not supported"),
+    "version true": (_meta("version", True), "version True is not supported"),
+    "arc tail -1": (_set("arc_tail", 0, -1), "arc tail holds -1"),
+    "arc tail n": (_set("arc_tail", 5, 2000), "arc tail holds 2000"),
+    "shortcut head int32 min": (_shortcut("arc_head", -2**31), "arc head holds -2147483648"),
+    "shortcut head int32 max": (_shortcut("arc_head", 2**31 - 1), "arc head holds 2147483647"),
+    "child -2": (_shortcut("arc_child2", -2), "not an earlier arc"),
+    "child int32 max": (_shortcut("arc_child1", 2**31 - 1), "not an earlier arc"),
+    "child int32 min": (_shortcut("arc_child1", -2**31), "not an earlier arc"),
+    "original child 0": (_set("arc_child2", 3, 0), "an original arc has children"),
+    "up_harc -7": (_set("up_harc", 3, -7), "up_harc holds -7"),
+    "down_harc int32 max": (_set("down_harc", 0, 2**31 - 1), "down_harc holds 2147483647"),
+    "down_harc = arcs": (lambda a, m: _set("down_harc", 0, a["arc_tail"].size)(a, m),
+                         "down_harc holds"),
+    "core node -1": (_set("core_nodes", 0, -1), "core node holds -1"),
+    "core node int32 max": (_set("core_nodes", 0, 2**31 - 1), "core node holds 2147483647"),
+}
+
+
+@pytest.mark.parametrize("case", list(VERSION_CASES))
+def test_damaged_version_2_hierarchy_is_refused(tmp_path, graph, hierarchy, case):
+    mutate, reason = VERSION_CASES[case]
+    path = hierarchy.save(tmp_path / "g.rlh")
+    mutated(path, mutate)
+    assert_refused(path, reason, lambda: Hierarchy.load(path, graph))
+
+
+def test_saving_an_id_beyond_int32_is_refused(tmp_path, hierarchy):
+    arrays = {name: getattr(hierarchy, name) for name in ARRAYS}
+    arrays["arc_head"] = arrays["arc_head"].copy()
+    arrays["arc_head"][0] = 2**32 + 1           # would wrap to 1 as int32
+    with pytest.raises(ValueError, match="arc_head"):
+        write_hierarchy(tmp_path / "g.rlh", arrays, {})
+    assert not (tmp_path / "g.rlh").exists()
+
+
+def _realised_by_doubling(dist, pred, weight) -> int:
+    """Version 1's NumPy formulation of the core certificate: the oracle."""
+    k, inf = dist.shape[0], np.iinfo(np.int64).max
+    finite = pred >= 0
+    rows, cols = np.nonzero(finite)
+    p = pred[rows, cols].astype(np.int64)
+    via = weight[p, cols]
+    with np.errstate(over="ignore"):
+        if np.any(via == inf) or np.any(dist[rows, p] == inf) or \
+                np.any(dist[rows, p] + via != dist[rows, cols]):
+            return 1
+    up = np.where(finite, pred, np.arange(k)[:, None]).astype(np.int64)
+    for _ in range(max(1, int(k).bit_length())):
+        up = np.take_along_axis(up, up, axis=1)
+    return 2 if np.any(up[finite] != np.repeat(np.arange(k), finite.sum(axis=1))) else 0
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_core_certificate_matches_pointer_doubling(seed):
+    """Random small cores with zero-weight arcs (so predecessor cycles can pass the
+    distance test): the memoised walk refuses exactly what pointer doubling refuses."""
+    rng = np.random.default_rng(seed)
+    k, inf = int(rng.integers(1, 7)), np.iinfo(np.int64).max
+    weight = np.where(rng.random((k, k)) < 0.7, rng.integers(0, 2, (k, k)), inf)
+    pred = rng.integers(-1, k, (k, k)).astype(np.int32)
+    np.fill_diagonal(pred, -1)
+    dist = np.where(pred >= 0, rng.integers(0, 2, (k, k)), inf)
+    np.fill_diagonal(dist, 0)
+    assert realised_fault(dist, pred, weight) == _realised_by_doubling(dist, pred, weight)

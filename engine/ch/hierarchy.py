@@ -2,7 +2,9 @@
 the arc table that unpacks shortcuts, the core's distance matrix, and statistics.
 
 All arrays are host NumPy arrays (saved next to the graph cache); query code
-copies what it needs to the device once.
+copies what it needs to the device once. In memory ids are int64 as below; a
+version-2 ``.rlh`` stores node ids, arc ids and children as int32 and load widens
+them after validation (engine.io.hierarchy_file), so both versions load the same.
 """
 from __future__ import annotations
 

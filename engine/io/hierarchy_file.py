@@ -105,8 +105,8 @@ def check_hierarchy(h, path=None, ids=np.int64) -> None:
     _check_arcs(path, h, n, m, ids)
     for side in ("up", "down"):
         _check_side(path, h, side, level, levels, ids)
-    _check_complete(path, h, level)
-    _check_core(path, h, level, levels, ids)
+    top = _check_complete(path, h, level, levels)
+    _check_core(path, h, level, levels, ids, top)
 
 
 def check_counts(path, n, levels, m) -> None:
@@ -204,34 +204,44 @@ def _side_fault(first, harc, near, far, level, by_near):
     return fault
 
 
-def _check_complete(path, h, level: np.ndarray) -> None:
+def _check_complete(path, h, level: np.ndarray, levels: int) -> np.ndarray:
     """Each arc appears at most once in up/down; one between levels that is in neither
-    must be dominated by a listed arc with the same ends (a parallel arc dropped)."""
-    fault = _listing_fault(h.up_harc, h.down_harc, h.arc_tail, h.arc_head, h.arc_weight, level)
+    must be dominated by a listed arc with the same ends (a parallel arc dropped).
+    Returns the arcs between two nodes of the top level (found on the way)."""
+    fault, top = _listing_fault(h.up_harc, h.down_harc, h.arc_tail, h.arc_head,
+                                h.arc_weight, level, levels)
     if fault == 1:
         raise LoadError(path, "an arc appears twice in up_harc/down_harc")
     if fault == 2:
         raise LoadError(path, "an arc between levels is in neither up_harc nor down_harc")
+    return top
 
 
 @_jit
-def _listing_fault(up, down, tail, head, w, level):
-    """0, or 1: an arc listed twice in up/down, 2: an arc between levels listed in
-    neither without a listed arc of its ends (tail, head) and no larger weight: the
-    least listed weight per key of the left-out ones, by binary search; O(h log h),
-    sequential over the arcs. up/down ids and the ends are in range (checked)."""
+def _listing_fault(up, down, tail, head, w, level, levels):
+    """(fault, the arcs with both ends at level ``levels``). Fault 0, or 1: an arc
+    listed twice in up/down, 2: an arc between levels listed in neither without a
+    listed arc of its ends (tail, head) and no larger weight: the least listed weight
+    per key of the left-out ones, by binary search; O(h log h), sequential over the
+    arcs. up/down ids and the ends are in range (checked)."""
     seen = np.zeros(tail.size, np.bool_)
     for lst in (up, down):
         for a in lst:
             if seen[a]:
-                return 1
+                return 1, np.zeros(0, np.int64)
             seen[a] = True
     listed_out = []
+    top_arcs = []
     for a in range(tail.size):
-        if not seen[a] and level[tail[a]] != level[head[a]]:
-            listed_out.append(np.int64(a))
+        lt, lh = level[tail[a]], level[head[a]]
+        if lt != lh:
+            if not seen[a]:
+                listed_out.append(np.int64(a))
+        elif lt == levels:
+            top_arcs.append(np.int64(a))
+    top = np.array(top_arcs, dtype=np.int64)
     if not listed_out:
-        return 0
+        return 0, top
     left_out, n = np.array(listed_out, dtype=np.int64), np.int64(level.size)
     key = tail[left_out].astype(np.int64) * n + head[left_out]
     keys = np.unique(key)
@@ -247,12 +257,13 @@ def _listing_fault(up, down, tail, head, w, level):
                 best[r] = w[a]
     for j in range(left_out.size):
         if best[np.searchsorted(keys, key[j])] > w[left_out[j]]:
-            return 2
-    return 0
+            return 2, top
+    return 0, top
 
 
-def _check_core(path, h, level: np.ndarray, levels: int, ids) -> None:
-    """Core nodes = the top level; core_dist/core_pred certified as shortest distances."""
+def _check_core(path, h, level: np.ndarray, levels: int, ids, top: np.ndarray) -> None:
+    """Core nodes = the top level; core_dist/core_pred certified as shortest distances
+    (``top``: the arcs between two top-level nodes)."""
     core = need(path, h.core_nodes, "core_nodes", ids, (None,))
     k = core.size
     in_range(path, core, "core node", 0, h.num_nodes - 1)
@@ -269,8 +280,7 @@ def _check_core(path, h, level: np.ndarray, levels: int, ids) -> None:
     np.fill_diagonal(finite, False)
     if np.any((pred >= 0) != finite):
         raise LoadError(path, "core_pred and core_dist disagree on which pairs are connected")
-    weight, us, vs = _core_arcs(h.arc_tail, h.arc_head, h.arc_weight, level, levels,
-                                core.astype(np.int64), h.num_nodes)
+    weight, us, vs = _core_arcs(top, h.arc_tail, h.arc_head, h.arc_weight, core, h.num_nodes)
     fault = _realised_fault(dist, pred, weight)
     if fault == 1:
         raise LoadError(path, "core_dist is not realised by core arcs along core_pred")
@@ -281,18 +291,18 @@ def _check_core(path, h, level: np.ndarray, levels: int, ids) -> None:
 
 
 @_jit
-def _core_arcs(tail, head, w, level, levels, core, n):
+def _core_arcs(top, tail, head, w, core, n):
     """(k × k least weight of a hierarchy arc between two core nodes, INF: none; the
-    (row, column) pairs that have one). ``core`` = the top level's nodes (checked)."""
+    (row, column) pairs that have one). ``core`` = the top level's nodes (checked),
+    ``top`` the arcs between two of them."""
     k = core.size
     position = np.full(n, -1, np.int64)
     for i in range(k):
         position[core[i]] = i
     weight = np.full((k, k), INF, np.int64)
-    for a in range(tail.size):
-        if level[tail[a]] == levels and level[head[a]] == levels:
-            u, v = position[tail[a]], position[head[a]]
-            weight[u, v] = min(weight[u, v], w[a])
+    for a in top:
+        u, v = position[tail[a]], position[head[a]]
+        weight[u, v] = min(weight[u, v], w[a])
     us, vs = [], []
     for u in range(k):
         for v in range(k):

@@ -19,7 +19,7 @@ from engine.ch import Hierarchy, contract
 from engine.generate.network import generate_road_network
 from engine.io import LoadError, load
 from engine.io.cache import save_cache
-from engine.io.hierarchy_file import check_hierarchy
+from engine.io.hierarchy_file import NARROW, check_hierarchy
 from engine.ch.phast import PhastQuery
 from engine.routing.reference import sssp
 from engine.sssp import TreeQuery
@@ -130,12 +130,24 @@ HIERARCHY_ARRAYS = ["node_level", "arc_tail", "arc_head", "arc_weight", "arc_chi
                     "core_nodes", "core_dist", "core_pred"]
 
 
+@pytest.fixture(scope="module")
+def version_1(files):
+    """The hierarchy as version 1 wrote it: every id array int64 (still read)."""
+    folder, _, hierarchy, _ = files
+    arrays, meta = read(hierarchy)
+    path = folder / "v1.rlh"
+    write(path, {k: a.astype(np.int64) if k in NARROW else a for k, a in arrays.items()},
+          {**meta, "version": 1})
+    return path
+
+
+@pytest.mark.parametrize("version", [2, 1])
 @SETTINGS
 @given(data=st.data())
-def test_fuzzed_hierarchy_is_refused_or_exact(files, data):
+def test_fuzzed_hierarchy_is_refused_or_exact(files, version_1, version, data):
     folder, _, hierarchy, reference = files
-    target = folder / "fuzzed.rlh"
-    mutate_file(hierarchy, target, data, HIERARCHY_ARRAYS,
+    target = folder / f"fuzzed-v{version}.rlh"
+    mutate_file(hierarchy if version == 2 else version_1, target, data, HIERARCHY_ARRAYS,
                 ["num_nodes", "num_levels", "num_original_arcs"])
     try:
         h = Hierarchy.load(target, GRAPH)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.core.graph import RoadGraph, csr_offsets
-from engine.core.paths import Path, ShortestPathTree, path_from_arcs
+from engine.core.paths import Path, ShortestPathTree
 from engine.core.turns import TURN_TYPES, Turns, turn_graph
 from engine.crp.metric.costs import FORBIDDEN, decode
 from engine.model.defaults import restrictions_in_force
@@ -64,9 +64,14 @@ class TurnModel:
         return int(self.layout.end_node[v])
 
     def road_path(self, path: Path, source: int, target: int) -> Path:
-        """An expanded path start(source) -> ... -> end(target) as road arcs."""
-        return path_from_arcs(self.graph, source, target, path.metric, path.distance,
-                              self.road_arcs_of_nodes(path.nodes))
+        """An expanded path start(source) -> ... -> end(target) as road arcs (built
+        directly: this runs once per turn-aware CH query, ~1 % of its time)."""
+        arcs = self.layout.road_arc[path.nodes]
+        arcs = arcs[arcs >= 0]
+        nodes = np.empty(arcs.size + 1, dtype=np.int32)
+        nodes[0] = source
+        nodes[1:] = self.graph.head[arcs]
+        return Path(int(source), int(target), path.metric, path.distance, nodes, arcs)
 
     def road_arcs_of_nodes(self, nodes) -> np.ndarray:
         """The road arcs on an expanded path given by its nodes: its arc nodes, in order."""

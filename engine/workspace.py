@@ -129,11 +129,17 @@ class Workspace:
         return self._routers[key]
 
     def _warm_up_router(self, router) -> None:
-        if self.graph.num_nodes:
-            try:
-                router.route(0, self.graph.num_nodes - 1)
-            except Unreachable:
-                pass
+        """Compile the router with a short route (node 0 to a neighbour: a path is found,
+        so the code that reads it is compiled too) rather than a search across the map,
+        which on a graph load held the engine thread for seconds."""
+        g = self.graph
+        if not g.num_nodes:
+            return
+        near = int(g.head[g.first_out[0]]) if g.first_out[1] > g.first_out[0] else g.num_nodes - 1
+        try:
+            router.route(0, near)
+        except Unreachable:
+            pass
 
     def tree_query(self, metric: str | None = None, model=None):
         """The direct SSSP TreeQuery for ``metric`` on this backend: on the road graph,

@@ -27,7 +27,7 @@ from engine.core.paths import Path, check_node, unreachable
 INF = np.iinfo(np.int64).max
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def start(s, t, dist, inf, hkey, hnode, touched, state, size):
     """Reset the distances (dist[v, :2]) of the nodes the last query touched (state[0]
     of them) to ``inf``, then seed s forward and t backward; returns the number of
@@ -43,7 +43,7 @@ def start(s, t, dist, inf, hkey, hnode, touched, state, size):
     return 2
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _search(s, t, bounds, arc, dist, parent, hkey, hnode, touched, state):
     """Both searches over ``arc[d]`` (other end, weight, arc id) in the ranges
     ``bounds[u, 2d:2d+2]``: d = 0 the forward CSR, 1 the reverse one. A node's two
@@ -79,7 +79,7 @@ def _search(s, t, bounds, arc, dist, parent, hkey, hnode, touched, state):
     return best, meet
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _path_arcs(s, t, meet, tail, head, parent):
     """Arc ids s -> meet (forward parents) then meet -> t (backward parents)."""
     count_f, v = 0, meet

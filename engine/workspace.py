@@ -136,10 +136,18 @@ class Workspace:
         if not g.num_nodes:
             return
         near = int(g.head[g.first_out[0]]) if g.first_out[1] > g.first_out[0] else g.num_nodes - 1
-        try:
-            router.route(0, near)
-        except Unreachable:
-            pass
+        # the CH query is cheap across the map too, and a far pair compiles its core join
+        for target in (near, g.num_nodes - 1) if router.name == "ch" else (near,):
+            try:
+                router.route(0, target)
+            except Unreachable:
+                pass
+
+    def warm_up_hierarchy(self) -> None:
+        """Build and compile the router of the current hierarchy's metric now (in the job
+        that made or opened it), so that the first click after it is not a compilation."""
+        if self.hierarchy is not None:
+            self.router(self.hierarchy.metric)
 
     def tree_query(self, metric: str | None = None, model=None):
         """The direct SSSP TreeQuery for ``metric`` on this backend: on the road graph,

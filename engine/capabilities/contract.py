@@ -30,6 +30,7 @@ def build(workspace, params: dict, ctx) -> Hierarchy:
         from engine.model.hierarchy import mark_turn_aware
         mark_turn_aware(h, workspace.graph)
     workspace.set_hierarchy(h)
+    workspace.warm_up_hierarchy()      # its first route compiles here, not on a click
     if params.get("out"):
         h.save(params["out"])
     return h

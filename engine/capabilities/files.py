@@ -7,7 +7,9 @@ from engine.capabilities import EVERY, Capability, register
 
 
 def open_hierarchy(workspace, params: dict, ctx):
-    return workspace.load_hierarchy(params["path"])
+    h = workspace.load_hierarchy(params["path"])
+    workspace.warm_up_hierarchy()
+    return h
 
 
 def save_hierarchy(workspace, params: dict, ctx) -> str:

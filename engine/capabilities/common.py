@@ -8,8 +8,9 @@ SOURCE = Param("source", int, None, "source node (the file's node id)", flag="--
                required=True, node=True)
 TARGET = Param("target", int, None, "target node (the file's node id)", flag="--to",
                required=True, node=True)
-NODE_BASED = Param("node_based", bool, False, flag="--node-based", help="the classic node-based search, which ignores turn "
-                   "restrictions and turn costs (for comparison)")
+NODE_BASED = Param("node_based", bool, False, flag="--node-based",
+                   help="the classic node-based search, which ignores turn restrictions and "
+                   "turn costs (for comparison)")
 HIERARCHY = Param("hierarchy", str, None, "use this contraction hierarchy (.rlh)", file=True)
 GEOJSON = Param("geojson", str, None, "also write the path as GeoJSON (a LineString and its "
                 "properties)", file=True)

@@ -20,6 +20,7 @@ def build(workspace, params: dict, ctx) -> Hierarchy:
     metric = workspace.graph.metric_of(params.get("metric")).name
     model = None if params.get("node_based") else \
         workspace.turn_model((metric,), force=bool(params.get("turn_aware")))
+
     def on_level(record: dict) -> None:
         ctx.record(record)
         ctx.pause()                  # routes clicked meanwhile answer between levels
@@ -78,8 +79,9 @@ def text(r: dict) -> str:
 CONTRACT = register(Capability(
     name="contract", label="Contract (CU-CH)", help="build a CU-CH contraction hierarchy",
     params=(METRIC, NODE_BASED,
-            Param("turn_aware", bool, False, flag="--turn-aware", help="contract the turn-aware model even where turns "
-                  "change nothing (DIMACS; for comparison)"),
+            Param("turn_aware", bool, False, flag="--turn-aware",
+                  help="contract the turn-aware model even where turns change nothing "
+                  "(DIMACS; for comparison)"),
             Param("K", int, DEFAULT_K, "core size at which contraction stops: 2 or more; "
                   "more than the node count means no levels (the whole graph is the core)"),
             Param("C", float, DEFAULT_C, f"share of live nodes that are candidates, {MIN_C}..1"),

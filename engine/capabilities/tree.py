@@ -92,10 +92,12 @@ def _phast_tree(workspace, source: int, metric, method: str, per_level: bool,
                 node_based: bool = False) -> TreeAnswer:
     query = workspace.phast_query(metric)
     h = workspace.hierarchy
-    model = workspace.turn_model((h.metric,), force=True) if h.turn_aware else None
-    if model is None and not node_based and workspace.model_for(h.metric) is not None:
-        raise ValueError("the hierarchy is node-based and ignores this graph's turns: contract "
-                         "a turn-aware one, or ask for a node-based tree")
+    model = workspace.model_for(h.metric)         # a turn-aware hierarchy's own model
+    if not h.turn_aware:
+        if model is not None and not node_based:
+            raise ValueError("the hierarchy is node-based and ignores this graph's turns: "
+                             "contract a turn-aware one, or ask for a node-based tree")
+        model = None
     start = source if model is None else model.start(source)
     workspace.warm_once(("phast", id(query)), lambda: query.tree(start, per_level))
     r = query.tree(start, per_level)

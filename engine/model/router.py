@@ -7,8 +7,6 @@ import numpy as np
 from engine.core.paths import Path, Unreachable, check_node, unreachable
 from engine.model.expanded import TurnModel
 
-NODE_BASED_NOTE = "ignores turn restrictions and turn costs"
-
 
 class TurnAwareRouter:
     def __init__(self, model: TurnModel, inner, metric: str) -> None:

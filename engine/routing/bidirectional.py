@@ -10,10 +10,10 @@ turn model, engine.model, these are the end nodes forward and the start nodes ba
 A node with exactly one way on is not queued either: its one arc is relaxed at once, as
 its pop would (a chain in a turn model: arc -> end -> start of a free crossing). It is
 still labelled, so paths and meetings through it are found; a later improvement
-relaxes the chain again, so every node popped has its final distance. All state lives in buffers owned by the router and is
-reset through a list of the nodes the previous query touched, never in O(n). The
-reset (``start``) is shared with engine.ch.query; the heap (engine.core.heaps) and the
-2 MB-page copy (engine.core.arrays) with every search.
+relaxes the chain again, so every node popped has its final distance. All state lives
+in buffers owned by the router and is reset through a list of the nodes the previous
+query touched, never in O(n). The heap (engine.core.heaps) and the 2 MB-page copy
+(engine.core.arrays) are shared with every search.
 """
 from __future__ import annotations
 

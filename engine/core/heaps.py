@@ -1,9 +1,15 @@
-"""Binary min-heaps for the Numba searches (Dijkstra, label-setting): one sift code,
-two kinds, two key shapes.
+"""Binary min-heaps for the Numba searches (Dijkstra, label-setting, the CRP query):
+one sift code, two kinds, two key shapes, and a packed variant.
 
 - plain: ``push(key, item, size, k, v)`` and ``pop(key, item, size) -> (k, v, size)``.
   An item may be in it several times; the search skips the stale entries it pops
   (lazy deletion). Room: one entry per push.
+- packed (the CRP query): ``packed_push_or_decrease(heap, rec, pc, size, k, arc)``,
+  ``packed_pop`` and ``packed_forget``. An addressable heap of int64 entries
+  ``k << 32 | arc`` whose slots live in column ``pc`` of the search's own arc records
+  ``rec``: one int64 compare orders two entries (key, then arc id) and a relaxation
+  touches one cache line of search state instead of three arrays. Keys are
+  non-negative int32 costs.
 - addressable: ``push_or_decrease(key, item, pos, size, k, v)`` inserts item v or
   lowers its key, ``pop_addressable(key, item, pos, size)``, and ``forget(item, pos,
   size)`` to leave ``pos`` clean when a search stops early. Each item is in it at
@@ -162,3 +168,68 @@ def forget(item, pos, size):
     """Mark the ``size`` items still in the heap absent (pos -1): the heap is empty."""
     for i in range(size):
         pos[item[i]] = -1
+
+
+# ------------------------------------------------------------ packed heap
+LOW = 0xFFFFFFFF
+
+
+@numba.njit(cache=True, _nrt=False)
+def _packed_place(heap, rec, pc, i, e):
+    """Entry e into slot i, and its arc's record points at it."""
+    heap[i] = e
+    rec[e & LOW, pc] = i
+
+
+@numba.njit(cache=True, _nrt=False)
+def _packed_sift_up(heap, rec, pc, i, e):
+    """Place entry e at or above slot i (parents with larger entries move down)."""
+    while i > 0:
+        p = (i - 1) >> 1
+        if heap[p] <= e:
+            break
+        _packed_place(heap, rec, pc, i, heap[p])
+        i = p
+    _packed_place(heap, rec, pc, i, e)
+
+
+@numba.njit(cache=True, _nrt=False)
+def packed_push_or_decrease(heap, rec, pc, size, key, arc):
+    """Insert ``arc`` with ``key`` or lower its key (callers pass only a lower one);
+    returns the new size."""
+    i = rec[arc, pc]
+    if i < 0:
+        i = size
+        size += 1
+    _packed_sift_up(heap, rec, pc, i, (numba.int64(key) << 32) | arc)
+    return size
+
+
+@numba.njit(cache=True, _nrt=False)
+def packed_pop(heap, rec, pc, size):
+    """Remove the top: (its key, its arc, the new size); its slot becomes -1."""
+    top = heap[0]
+    rec[top & LOW, pc] = -1
+    size -= 1
+    if size > 0:
+        e = heap[size]
+        i = 0
+        while True:
+            c = 2 * i + 1
+            if c >= size:
+                break
+            if c + 1 < size and heap[c + 1] < heap[c]:
+                c += 1
+            if heap[c] >= e:
+                break
+            _packed_place(heap, rec, pc, i, heap[c])
+            i = c
+        _packed_place(heap, rec, pc, i, e)
+    return top >> 32, top & LOW, size
+
+
+@numba.njit(cache=True, _nrt=False)
+def packed_forget(heap, rec, pc, size):
+    """Mark the arcs still in the heap absent: the heap is empty."""
+    for i in range(size):
+        rec[heap[i] & LOW, pc] = -1

@@ -21,7 +21,9 @@ import numba as nb
 import numpy as np
 
 from engine.crp.metric import FORBIDDEN
-from engine.crp.query.heap import forget, pop, push_or_decrease
+from engine.core.heaps import (
+    packed_forget as forget, packed_pop as pop, packed_push_or_decrease as push_or_decrease,
+)
 
 
 class TopBounds:

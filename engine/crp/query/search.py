@@ -25,7 +25,9 @@ from __future__ import annotations
 import numba as nb
 
 from engine.crp.metric import FORBIDDEN
-from engine.crp.query.heap import forget, pop, push_or_decrease
+from engine.core.heaps import (
+    packed_forget as forget, packed_pop as pop, packed_push_or_decrease as push_or_decrease,
+)
 
 
 @nb.njit(cache=True, _nrt=False)

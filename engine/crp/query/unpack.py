@@ -21,7 +21,9 @@ import numpy as np
 from engine.core.arrays import grow
 from engine.core.heaps import pop as pop_plain, push as push_plain
 from engine.crp.customization.trees import tree_layout
-from engine.crp.query.heap import forget, pop, push_or_decrease
+from engine.core.heaps import (
+    packed_forget as forget, packed_pop as pop, packed_push_or_decrease as push_or_decrease,
+)
 from engine.crp.query.search import free_level
 from engine.crp.metric import FORBIDDEN
 

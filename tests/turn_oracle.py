@@ -13,6 +13,7 @@ from scipy.sparse import csgraph
 from engine.core.turns import TURN_TYPES, _turn_types
 
 EPS = 1e-9          # SciPy drops explicit zeros: a zero-cost edge is stored as EPS
+FORBIDDEN = np.iinfo(np.int32).max      # a decoder's cost for "never": drops the arc or turn
 
 
 def turn_cost_table(decoder) -> np.ndarray:
@@ -22,30 +23,43 @@ def turn_cost_table(decoder) -> np.ndarray:
     return np.array([int(round(float(costs[t]))) for t in TURN_TYPES], dtype=np.int64)
 
 
+def _all_turns(graph) -> tuple[np.ndarray, np.ndarray]:
+    """Every (in-arc, out-arc) pair meeting at a node, from the reverse adjacency."""
+    bwd = graph.backward
+    indeg = np.diff(bwd.first_in).astype(np.int64)[graph.tail]     # in-arcs at each tail
+    to_arc = np.repeat(np.arange(graph.num_arcs, dtype=np.int64), indeg)
+    k = np.arange(to_arc.size) - np.repeat(np.cumsum(indeg) - indeg, indeg)
+    from_arc = bwd.in_arc[bwd.first_in[graph.tail[to_arc]] + k].astype(np.int64)
+    return from_arc, to_arc
+
+
 class EdgeOracle:
-    def __init__(self, graph, metric: str, turn_cost_by_type) -> None:
-        self.graph, self.metric = graph, metric
-        self.arc_cost = graph.metric(metric).astype(np.int64)
-        tail, head, m = graph.tail.astype(np.int64), graph.head.astype(np.int64), graph.num_arcs
-        by_tail = np.argsort(tail, kind="stable")
-        first = np.searchsorted(tail[by_tail], np.arange(graph.num_nodes + 1))
-        pairs = [(a, b) for a in range(m) for b in by_tail[first[head[a]]:first[head[a] + 1]]]
-        frm = np.array([p[0] for p in pairs], dtype=np.int64)
-        to = np.array([p[1] for p in pairs], dtype=np.int64)
-        self.banned = set()
+    """``arc_cost``: a metric's name, or a decoder's cost per arc (as
+    engine.crp.metric.costs.decode gives it, FORBIDDEN in an arc or turn cost
+    removing that arc or turn)."""
+
+    def __init__(self, graph, arc_cost, turn_cost_by_type) -> None:
+        self.graph = graph
+        if isinstance(arc_cost, str):
+            arc_cost = graph.metric(arc_cost)
+        self.arc_cost = np.asarray(arc_cost, dtype=np.int64)
+        m = graph.num_arcs
+        frm, to = _all_turns(graph)
         r = graph.turn_restrictions
-        if r is not None:
-            self.banned = set(zip(r.from_arc.tolist(), r.to_arc.tolist()))
-        keep = np.array([(a, b) not in self.banned for a, b in pairs], dtype=bool)
-        w = np.asarray(turn_cost_by_type, dtype=np.int64)[_turn_types(graph, frm, to)] + \
-            self.arc_cost[to]
-        frm, to, w = frm[keep], to[keep], w[keep].astype(np.float64)
-        self.matrix = sp.csr_matrix((np.where(w == 0, EPS, w), (frm, to)), shape=(m, m))
+        self.banned = set() if r is None else set(zip(r.from_arc.tolist(), r.to_arc.tolist()))
+        banned = np.array([a * m + b for a, b in self.banned], dtype=np.int64)
+        turn_cost = np.asarray(turn_cost_by_type, dtype=np.int64)[_turn_types(graph, frm, to)]
+        keep = ~np.isin(frm * m + to, banned) & (turn_cost != FORBIDDEN) & \
+            (self.arc_cost[frm] != FORBIDDEN) & (self.arc_cost[to] != FORBIDDEN)
+        w = (turn_cost + self.arc_cost[to])[keep].astype(np.float64)
+        self.matrix = sp.csr_matrix((np.where(w == 0, EPS, w), (frm[keep], to[keep])),
+                                    shape=(m, m))
 
     def distances_from(self, source: int) -> np.ndarray:
         """Turn-aware distance from road node ``source`` to every node (-1: unreachable)."""
         g = self.graph
         out = np.arange(g.first_out[source], g.first_out[source + 1])
+        out = out[self.arc_cost[out] != FORBIDDEN]
         node = np.full(g.num_nodes, np.inf)
         node[source] = 0
         if out.size:

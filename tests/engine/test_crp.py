@@ -1,5 +1,5 @@
 """CRP end to end on the CPU: exact turn-aware routes against an independent oracle
-(SciPy on an arc-to-arc graph built in engine.routing.reference), restrictions honoured,
+(SciPy on an arc-to-arc graph built in tests/turn_oracle.py), restrictions honoured,
 paths valid, and the command line."""
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ from engine.crp.query.router import path_turns
 from engine.generate.network import generate_road_network
 from engine.io import load
 from engine.core.paths import Unreachable
-from engine.routing.reference import TurnAwareReference, sssp
+from engine.routing.reference import sssp
 from tests.conftest import DATA, NY_T, PORTO, need
 from tests.engine.test_osm import write_osm
+from tests.turn_oracle import EdgeOracle
 
 HEIDELBERG = DATA / "osm" / "heidelberg.ors-test.osm.pbf"
 
@@ -54,10 +55,9 @@ def compare_with_oracle(graph, overlay, metric, query, num_sources, per_source, 
     """num_sources x per_source random pairs: the CRP cost equals the oracle's, and
     every path is valid. Returns the number of pairs checked."""
     costs = decode(graph, overlay.turns, metric.decoder)
-    oracle = TurnAwareReference(graph, costs.arc_cost, costs.program.turn_cost)
+    oracle = EdgeOracle(graph, costs.arc_cost, costs.program.turn_cost)
     turns = turn_lookup(overlay, metric)
-    r = graph.turn_restrictions
-    banned = set() if r is None else set(zip(r.from_arc.tolist(), r.to_arc.tolist()))
+    banned = oracle.banned
     rng = np.random.default_rng(seed)
     checked = 0
     for s in rng.integers(0, graph.num_nodes, num_sources):

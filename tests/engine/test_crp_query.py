@@ -3,7 +3,7 @@ bounds of bounds.py prune the search, search.py keeps per-arc records reset only
 touched, unpack.py recomputes the steps' levels and walks the customization's
 shortest-path trees, customization/trees.py): several hundred random pairs on NY
 and on an OSM extract with restrictions against the independent arc-to-arc oracle
-(engine.routing.reference, SciPy), every path walked for banned turns and its cost."""
+(tests/turn_oracle.py, SciPy), every path walked for banned turns and its cost."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,6 +17,7 @@ from engine.io import load
 from tests.conftest import NY_T, PORTO, need
 from engine.crp.metric import FORBIDDEN
 from tests.engine.test_crp import check_path, compare_with_oracle, crp_setup, turn_lookup
+from tests.turn_oracle import EdgeOracle
 
 
 @pytest.mark.slow
@@ -44,13 +45,12 @@ def test_bounds_never_exceed_the_costs_they_bound():
     from[C][y] at most the cost from a node of C to y (arc distances of the oracle)."""
     from scipy.sparse import csgraph
     from engine.crp.metric.costs import decode
-    from engine.routing.reference import TurnAwareReference
     g = generate_road_network(6_000, seed=21)
     overlay, metric, query = crp_setup(g, "car-fastest")
     b, q = query._bounds, query.space
     assert b.btop > 0
     costs = decode(g, overlay.turns, metric.decoder)
-    oracle = TurnAwareReference(g, costs.arc_cost, costs.program.turn_cost)
+    oracle = EdgeOracle(g, costs.arc_cost, costs.program.turn_cost)
     top_arcs = q.arc_of_q[:b.btop]
     checked = 0
     for v in np.random.default_rng(3).integers(0, g.num_nodes, 6):

@@ -21,6 +21,7 @@ Graphs with no coordinates (DIMACS without .co) know only straight and U-turns.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -52,6 +53,25 @@ class Turns:
     def counts_by_type(self) -> dict[str, int]:
         counts = np.bincount(self.turn_type, minlength=len(TURN_TYPES))
         return {name: int(c) for name, c in zip(TURN_TYPES, counts)}
+
+    def ids(self, from_arcs, to_arcs) -> np.ndarray:
+        """Id of each turn from_arcs[i] -> to_arcs[i] (int64, -1 where there is no such
+        turn): one binary search for all of them instead of a scan per CSR row."""
+        keys, order = self._sorted_keys
+        want = np.asarray(from_arcs, dtype=np.int64) * (self.first_turn.size - 1) + to_arcs
+        at = np.searchsorted(keys, want)
+        hit = at < keys.size
+        hit[hit] = keys[at[hit]] == want[hit]
+        out = np.full(want.shape, -1, dtype=np.int64)
+        out[hit] = order[at[hit]]
+        return out
+
+    @cached_property                # a frozen dataclass still has a __dict__ to cache in
+    def _sorted_keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """Keys from_arc * m + to_arc, sorted, and the turn ids in that order."""
+        keys = self.from_arc.astype(np.int64) * (self.first_turn.size - 1) + self.to_arc
+        order = np.argsort(keys, kind="stable")
+        return keys[order], order
 
 
 def turn_graph(graph) -> Turns:

@@ -103,24 +103,16 @@ class TurnModel:
         arcs = path.arcs.astype(np.int64)
         by_type = dict.fromkeys(TURN_TYPES, 0)
         if arcs.size > 1:
-            t = self.turn_ids(arcs[:-1], arcs[1:])
+            t = self.turns.ids(arcs[:-1], arcs[1:])
+            if (t < 0).any():
+                i = int(np.argmax(t < 0))
+                raise KeyError(f"arc {arcs[i]} -> arc {arcs[i + 1]} is not an allowed turn")
             for k, c in zip(*np.unique(self.turns.turn_type[t], return_counts=True)):
                 by_type[TURN_TYPES[k]] = int(c)
         paid = path.distance - int(self.arc_cost[path.metric][arcs].sum())
         return {"by_type": by_type, "cost": paid,
                 "unit": self.graph.metric_units.get(path.metric, "")}
 
-    def turn_ids(self, from_arc: np.ndarray, to_arc: np.ndarray) -> np.ndarray:
-        """Ids of the turns from_arc[i] -> to_arc[i] (KeyError for a turn not allowed)."""
-        first, targets = self.turns.first_turn, self.turns.to_arc
-        out = np.empty(from_arc.size, dtype=np.int64)
-        for i, (a, b) in enumerate(zip(from_arc.tolist(), to_arc.tolist())):
-            row = targets[first[a]:first[a + 1]]
-            hit = np.flatnonzero(row == b)
-            if hit.size == 0:
-                raise KeyError(f"arc {a} -> arc {b} is not an allowed turn")
-            out[i] = first[a] + hit[0]
-        return out
 
 
 def turn_model(graph: RoadGraph, decoders: dict, turns: Turns | None = None) -> TurnModel:

@@ -168,11 +168,12 @@ def path_turns(query: CrpQuery, arcs) -> dict:
     from engine.core.turns import TURN_TYPES
     turns, metric = query.overlay.turns, query.cell_metric
     arcs = np.asarray(arcs, dtype=np.int64)
-    by_type = dict.fromkeys(TURN_TYPES, 0)
-    cost = 0
-    for a, b in zip(arcs[:-1], arcs[1:]):
-        lo, hi = turns.first_turn[a], turns.first_turn[a + 1]
-        t = lo + int(np.flatnonzero(turns.to_arc[lo:hi] == b)[0])
-        by_type[TURN_TYPES[turns.turn_type[t]]] += 1
-        cost += int(metric.turn_weight[t]) - int(metric.arc_cost[b])
-    return {"by_type": by_type, "cost": cost, "unit": metric.unit}
+    t = turns.ids(arcs[:-1], arcs[1:])
+    if (t < 0).any():
+        i = int(np.argmax(t < 0))
+        raise IndexError(f"arc {arcs[i]} -> arc {arcs[i + 1]} is not an allowed turn")
+    counts = np.bincount(turns.turn_type[t], minlength=len(TURN_TYPES))
+    cost = metric.turn_weight[t].astype(np.int64).sum() - \
+        metric.arc_cost[arcs[1:]].astype(np.int64).sum()
+    return {"by_type": {name: int(c) for name, c in zip(TURN_TYPES, counts)},
+            "cost": int(cost), "unit": metric.unit}

@@ -1,4 +1,4 @@
-"""Helpers for the window tests: small graphs, DIMACS files, loading, real clicks."""
+"""Helpers for the window tests: small graphs, DIMACS and OSM files, loading, real clicks."""
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -9,6 +9,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 
 from engine.core.graph import ROAD_CLASS_INDEX, RoadGraph, haversine_m
+from tests.engine.test_osm import write_osm
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 LOAD_TIMEOUT_MS = 30_000
@@ -63,6 +64,20 @@ def write_dimacs(folder: Path, graph: RoadGraph, name: str = "tiny") -> tuple[Pa
     lines += [f"v {i + 1} {round(x * 1e6)} {round(y * 1e6)}" for i, (x, y) in enumerate(zip(graph.lon, graph.lat))]
     co.write_text("\n".join(lines) + "\n")
     return gr, co
+
+
+def write_banned_left_osm(folder: Path) -> Path:
+    """A small OSM extract (the audit's Bayreuth case, issue #34) where the short way
+    from node 1 to 3 is a banned left turn at 2 (east along 1-2, then north); the legal
+    way goes on east to 4, north to 5 and back west to 3."""
+    nodes = {1: (8.680, 49.400), 2: (8.682, 49.400), 3: (8.682, 49.402), 4: (8.684, 49.400),
+             5: (8.684, 49.402), 6: (8.686, 49.400)}
+    road = {"highway": "residential"}
+    ways = [(10, [1, 2], road), (11, [2, 3], road), (12, [2, 4], road), (13, [4, 5, 3], road),
+            (14, [4, 6], road)]
+    relations = [(1, [("w", 10, "from"), ("n", 2, "via"), ("w", 11, "to")],
+                  {"type": "restriction", "restriction": "no_left_turn"})]
+    return write_osm(folder / "banned-left.osm", nodes, ways, relations)
 
 
 def load_graph(qtbot, window, graph: RoadGraph) -> None:

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from app.main import main
-from tests.engine.test_osm import write_osm
+from tests.app.helpers import write_banned_left_osm
 
 BANNED = [1, 2, 3]          # east along 1-2, then the banned left turn north to 3
 LEGAL = [1, 2, 4, 3]        # on east to 4, then north and back west to 3
@@ -16,14 +16,7 @@ LEGAL = [1, 2, 4, 3]        # on east to 4, then north and back west to 3
 
 @pytest.fixture()
 def extract(tmp_path):
-    nodes = {1: (7.000, 45.000), 2: (7.001, 45.000), 3: (7.001, 45.001), 4: (7.002, 45.000),
-             5: (7.002, 45.001), 6: (7.003, 45.000)}
-    road = {"highway": "residential"}
-    ways = [(10, [1, 2], road), (11, [2, 3], road), (12, [2, 4], road), (13, [4, 5, 3], road),
-            (14, [4, 6], road)]
-    relations = [(1, [("w", 10, "from"), ("n", 2, "via"), ("w", 11, "to")],
-                  {"type": "restriction", "restriction": "no_left_turn"})]
-    return str(write_osm(tmp_path / "bayreuth-like.osm", nodes, ways, relations))
+    return str(write_banned_left_osm(tmp_path))
 
 
 def run_json(capsys, *argv) -> dict:

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from engine.io import load
-from tests.app.helpers import ch, load_graph, routes, shift_click_route
-from tests.engine.test_osm import write_osm
+from tests.app.helpers import ch, load_graph, routes, shift_click_route, write_banned_left_osm
 from tests.turn_oracle import check_turn_aware
 
 BUILD_TIMEOUT_MS = 120_000
@@ -20,14 +19,7 @@ def ids(graph, path) -> list[int]:
 
 @pytest.fixture()
 def extract(tmp_path):
-    nodes = {1: (8.680, 49.400), 2: (8.682, 49.400), 3: (8.682, 49.402), 4: (8.684, 49.400),
-             5: (8.684, 49.402), 6: (8.686, 49.400)}
-    road = {"highway": "residential"}
-    ways = [(10, [1, 2], road), (11, [2, 3], road), (12, [2, 4], road), (13, [4, 5, 3], road),
-            (14, [4, 6], road)]
-    relations = [(1, [("w", 10, "from"), ("n", 2, "via"), ("w", 11, "to")],
-                  {"type": "restriction", "restriction": "no_left_turn"})]
-    return load([write_osm(tmp_path / "banned-left.osm", nodes, ways, relations)])
+    return load([write_banned_left_osm(tmp_path)])
 
 
 def test_first_click_avoids_the_banned_turn_then_the_ch_query_takes_over(qtbot, window, extract):

@@ -73,24 +73,23 @@ def _positions(up, down, at):
     return 0
 
 
-@numba.njit(cache=True, parallel=True)
-def _scatter(tail, head, weight, at, up_size, w_cap, rank_of, adj, owner):
-    """One stream over every hierarchy arc (in parallel: positions are distinct): a
-    listed arc's (other end's rank, weight) into adj at its position, its lower end
-    (tail of an up arc, head of a down arc) into owner. Returns 0, or 1 when an end is
-    out of range or a weight negative or above ``w_cap``."""
-    n, bad = rank_of.size, 0
-    for a in numba.prange(tail.size):
+@numba.njit(cache=True)
+def _scatter(tail, head, weight, at, up_size, w_cap, adj, owner):
+    """One stream over every hierarchy arc: a listed arc's (other end, weight) into
+    adj at its position, its lower end (tail of an up arc, head of a down arc) into
+    owner. Returns 0, or 1 when an end is out of range or a weight negative or above
+    ``w_cap``."""
+    for a in range(tail.size):
         p = at[a] - 1
-        if p >= 0:
-            x, y, w = tail[a], head[a], weight[a]
-            if p >= up_size:
-                x, y = y, x
-            if w < 0 or w > w_cap or y < 0 or y >= n:
-                bad += 1
-            else:
-                adj[p, 0], adj[p, 1], owner[p] = rank_of[y], w, x
-    return 1 if bad else 0
+        if p < 0:
+            continue
+        x, y, w = tail[a], head[a], weight[a]
+        if w < 0 or w > w_cap:
+            return 1
+        if p >= up_size:
+            x, y = y, x
+        adj[p, 0], adj[p, 1], owner[p] = y, w, x
+    return 0
 
 
 @numba.njit(cache=True)
@@ -117,6 +116,17 @@ def _runs(owner, up_size, rank_of, lab):
 
 
 @numba.njit(cache=True)
+def _renumber(adj, rank_of):
+    """Other ends from node ids to ranks; 1 when one is out of range."""
+    for p in range(adj.shape[0]):
+        v = adj[p, 0]
+        if v < 0 or v >= rank_of.size:
+            return 1
+        adj[p, 0] = rank_of[v]
+    return 0
+
+
+@numba.njit(cache=True)
 def _fill_labels(lab, inf, first_core):
     """Every row unreached (distances ``inf``, parents -1); core rank c = r - first_core
     where a core row's (empty) arc ranges would be. Returns 1 when a core node has arcs."""
@@ -130,39 +140,36 @@ def _fill_labels(lab, inf, first_core):
     return 0
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True)
 def _kids(child1, child2, m, kids):
     """kids[a - m] = the children of shortcut a; 1 when an original arc has a child or
     a shortcut's child is not an earlier arc."""
-    bad = 0
-    for a in numba.prange(child1.size):
+    for a in range(m):
+        if child1[a] != -1 or child2[a] != -1:
+            return 1
+    for a in range(m, child1.size):
         c1, c2 = child1[a], child2[a]
-        if a < m:
-            if c1 != -1 or c2 != -1:
-                bad += 1
-        elif c1 < 0 or c1 >= a or c2 < 0 or c2 >= a:
-            bad += 1
-        else:
-            kids[a - m, 0], kids[a - m, 1] = c1, c2
-    return 1 if bad else 0
+        if c1 < 0 or c1 >= a or c2 < 0 or c2 >= a:
+            return 1
+        kids[a - m, 0], kids[a - m, 1] = c1, c2
+    return 0
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True)
 def _core_matrix(dist, order, out, inf):
     """out[i, j] = dist[order[i], order[j]], INT64_MAX -> ``inf``. Returns 0, or 1 when
     a distance is negative, does not fit ``out`` or a diagonal entry is not 0."""
-    k, bad = order.size, 0
-    for i in numba.prange(k):
+    k = order.size
+    for i in range(k):
         row = order[i]
         if dist[row, row] != 0:
-            bad += 1
+            return 1
         for j in range(k):
             x = dist[row, order[j]]
             if x < 0 or (x != INF64 and x >= inf):
-                bad += 1
-                break
+                return 1
             out[i, j] = inf if x == INF64 else x
-    return 1 if bad else 0
+    return 0
 
 
 @numba.njit(cache=True)
@@ -234,8 +241,8 @@ def _blocks(h, rank_of, lab, dtype):
     if _positions(up, down, at):
         raise DamagedHierarchy("damaged hierarchy: an up/down arc is out of range or listed twice")
     adj, owner = fresh((up.size + down.size, 2), dtype), fresh((up.size + down.size,), np.int32)
-    if _scatter(h.arc_tail, h.arc_head, h.arc_weight, at, up.size, np.iinfo(dtype).max,
-                rank_of, adj, owner):
+    if _scatter(h.arc_tail, h.arc_head, h.arc_weight, at, up.size, np.iinfo(dtype).max, adj,
+                owner) or _renumber(adj, rank_of):
         raise DamagedHierarchy("damaged hierarchy: an arc's end is out of range or its weight "
                                "negative")
     bad = _runs(owner, up.size, rank_of, lab)

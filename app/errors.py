@@ -65,10 +65,10 @@ def describe(exc: BaseException, located: bool = True) -> str:
             at = where(exc) if located else ""
             return one_line(f"missing key {key!r}" + (f" in {at}" if at else ""))
         return one_line(exc.args[0])
-    if isinstance(exc, OverflowError):
+    if isinstance(exc, OverflowError) and not type(exc).__module__.startswith("engine."):
         return one_line(f"a number is out of range ({exc})")
     if isinstance(exc, OSError) and exc.filename and exc.strerror:
-        return one_line(f"{exc.filename}: {exc.strerror.lower()}")
+        return one_line(f"{exc.filename}: {exc.strerror[:1].lower()}{exc.strerror[1:]}")
     if is_input_error(exc):
         return one_line(str(exc) or exc.__class__.__name__)
     text = str(exc)

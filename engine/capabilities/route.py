@@ -34,6 +34,7 @@ class RouteAnswer:
 
 def route(workspace, params: dict, ctx) -> RouteAnswer:
     if params.get("decoder") or params.get("partition"):
+        _refuse_flags_crp_ignores(params)
         return _crp_route(workspace, params)
     use_hierarchy_file(workspace, params)
     node_based = bool(params.get("node_based"))
@@ -89,6 +90,21 @@ def route_export(graph, path: Path, unit: Unit, method: str, method_label: str,
 
 def _rounded(x: float | None, digits: int = 1) -> float | None:
     return None if x is None else round(x, digits)
+
+
+def _refuse_flags_crp_ignores(params: dict) -> None:
+    """A CRP route takes its costs from the decoder and needs no hierarchy: --metric,
+    --hierarchy and --node-based would be ignored, so they are an error (the window's
+    routes on the current metric carry its metric name, which is not a flag)."""
+    if params.get("decoder") == CURRENT_METRIC:
+        return
+    given = [flag for name, flag in (("metric", "--metric"), ("hierarchy", "--hierarchy"),
+                                     ("node_based", "--node-based")) if params.get(name)]
+    if given:
+        raise ValueError(f"{' and '.join(given)} {'does' if len(given) == 1 else 'do'} not "
+                         f"apply to a CRP route (--decoder or --partition): the decoder "
+                         f"gives the costs, and CRP needs no hierarchy; drop "
+                         f"{'it' if len(given) == 1 else 'them'} or the decoder")
 
 
 def _crp_route(workspace, params: dict) -> RouteAnswer:

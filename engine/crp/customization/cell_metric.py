@@ -13,13 +13,32 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-class CostOverflow(ArithmeticError):
-    """A path cost inside a cell reached 2^31-1: scale the decoder's costs down."""
+class CostOverflow(OverflowError):
+    """A cost reached 2^31-1 (the int32 the cell matrices and the query store): the
+    decoder's costs are too large for this graph. An input error: scale them down."""
 
     @classmethod
-    def at_level(cls, level: int) -> "CostOverflow":
-        return cls(f"a path inside a level-{level} cell costs 2^31 or more: "
-                   f"the decoder's costs are too large for this graph")
+    def at_level(cls, level: int, decoder: str = "") -> "CostOverflow":
+        return cls(f"a path inside a level-{level} cell costs 2^31 or more"
+                   f"{_under(decoder)}: the decoder's costs are too large for this graph; "
+                   f"scale them down")
+
+    @classmethod
+    def on_route(cls, decoder: str = "") -> "CostOverflow":
+        return cls(f"the route exists but costs 2^31 or more{_under(decoder)}, more than "
+                   f"a route cost can hold: scale the decoder's costs down")
+
+    def naming(self, decoder: str) -> "CostOverflow":
+        """The same error, naming ``decoder`` (the levels raise it without the name)."""
+        text = str(self)
+        if not decoder or f"'{decoder}'" in text:
+            return self
+        return CostOverflow(text.replace(" costs 2^31 or more", f" costs 2^31 or more"
+                                         f"{_under(decoder)}", 1))
+
+
+def _under(decoder: str) -> str:
+    return f" under decoder '{decoder}'" if decoder else ""
 
 
 @dataclass(eq=False)

@@ -87,16 +87,20 @@ class Customizer:
     def customize(self, decoder, *, cancel=None, on_level=None) -> CellMetric:
         """Decode ``decoder`` into arc and turn costs and cost every cell."""
         unit = _unit(self.overlay.graph, decoder)
-        if self.on_gpu:
-            metric = self._customize_gpu(decoder, unit, cancel, on_level)
-        else:
-            t0 = time.perf_counter()
-            costs = self.inputs.decode(decoder)
-            decode_ms = (time.perf_counter() - t0) * 1000
-            metric = self.customize_costs(costs.arc_cost, costs.turn_weight, name=decoder.name,
-                                          unit=unit, cancel=cancel, on_level=on_level)
-            metric.decode_ms = decode_ms
-            metric.notes = tuple(costs.notes)
+        try:
+            if self.on_gpu:
+                metric = self._customize_gpu(decoder, unit, cancel, on_level)
+            else:
+                t0 = time.perf_counter()
+                costs = self.inputs.decode(decoder)
+                decode_ms = (time.perf_counter() - t0) * 1000
+                metric = self.customize_costs(costs.arc_cost, costs.turn_weight,
+                                              name=decoder.name, unit=unit, cancel=cancel,
+                                              on_level=on_level)
+                metric.decode_ms = decode_ms
+                metric.notes = tuple(costs.notes)
+        except CostOverflow as e:
+            raise e.naming(decoder.name) from None
         metric.decoder = decoder
         return metric
 

@@ -101,7 +101,11 @@ def compile_decoder(decoder: Decoder, inputs) -> DecoderProgram:
         elif decoder.use_maxspeed:
             notes.append("use_maxspeed: the graph has no speed_kmh (class speeds used)")
     if decoder.kind == "metric":
-        ints[I_METRIC] = inputs.metric_names.index(decoder.metric)
+        column = metric_column(decoder, inputs.metric_names)
+        if column != decoder.metric:
+            notes.append(f"metric: this graph's one metric column, '{column}', stands for "
+                         f"'{decoder.metric}'")
+        ints[I_METRIC] = inputs.metric_names.index(column)
     ints[I_TURN:I_CODE] = _turn_costs(decoder, where)
     floats = np.zeros(D_CONST, dtype=np.float64)
     floats[D_CAP] = decoder.max_speed if decoder.max_speed is not None else np.inf
@@ -128,9 +132,21 @@ def _require(decoder: Decoder, has: frozenset, inputs) -> None:
                           f"needs the arc attributes {', '.join(missing)}, which {graph} lacks "
                           f"(a graph with metric columns only takes a kind = \"metric\" "
                           f"decoder such as dimacs-time)")
-    if decoder.kind == "metric" and decoder.metric not in inputs.metric_names:
+    if decoder.kind == "metric" and metric_column(decoder, inputs.metric_names) is None:
+        names = inputs.metric_names
         raise DecodeError(f"{decoder.source}: metric: {graph} has no metric column "
-                          f"'{decoder.metric}' (it has: {', '.join(inputs.metric_names)})")
+                          f"'{decoder.metric}' (it has: {', '.join(names)}; a decoder with "
+                          f"metric = \"{names[0] if names else 'distance'}\" reads it)")
+
+
+def metric_column(decoder: Decoder, names) -> str | None:
+    """The metric column a kind = "metric" decoder reads: the one it names, else, on a
+    graph with a single column (a one-metric DIMACS file calls it 'weight'), that one,
+    so that dimacs-distance and dimacs-time work there; None when neither."""
+    names = tuple(names)
+    if decoder.metric in names:
+        return decoder.metric
+    return names[0] if names == ("weight",) else None
 
 
 def _turn_costs(decoder: Decoder, where: str) -> np.ndarray:

@@ -14,7 +14,8 @@ from engine.crp.query.bounds import TopBounds
 from engine.crp.query.flat import flatten
 from engine.crp.query.query_space import query_space
 from engine.crp.metric import FORBIDDEN
-from engine.crp.query.search import bidirectional, clear
+from engine.crp.customization.cell_metric import CostOverflow
+from engine.crp.query.search import bidirectional, clear, reaches
 from engine.crp.query.unpack import bottom_space, search_steps, tree_space, unpack_path
 from engine.core.arrays import huge
 from engine.core.paths import Unreachable, check_node, path_from_arcs, unreachable
@@ -137,6 +138,11 @@ class CrpQuery:
         q = self.space
         self._levels_of = (q.arc_level, self.query_level, q.head_rec, q.tail_rec, cs, ct)
         if meet < 0:
+            # costs are int32 below FORBIDDEN: a path at 2^31-1 or more is dropped
+            # by the search, so a legal path means it overflowed
+            if reaches(sources, np.asarray(source_cost, dtype=np.int32), targets, q.first_turn,
+                       q.to_q, self.turn_weight_q):
+                raise CostOverflow.on_route(self.metric)
             return FORBIDDEN, None
         return int(best), self._unpack(meet)
 

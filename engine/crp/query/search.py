@@ -23,6 +23,7 @@ Exact: every arc of a cheaper path passes that test.
 from __future__ import annotations
 
 import numba as nb
+import numpy as np
 
 from engine.crp.metric import FORBIDDEN
 from engine.core.heaps import (
@@ -172,3 +173,35 @@ def _relax(y, nd, x, f, dist, rec, heap, size, touched, nt, best, meet):
             best = nd + other
             meet = y
     return size, nt, best, meet
+
+
+@nb.njit(cache=True)
+def reaches(sources, source_cost, targets, first_turn, to_arc, turn_weight) -> bool:
+    """Whether a target arc can be reached from a seeded source arc by allowed turns,
+    costs aside (a depth-first walk). After a search found nothing, True means the
+    cheapest path costs FORBIDDEN or more: an overflow, not an unreachable target."""
+    m = first_turn.size - 1
+    seen = np.zeros(m, dtype=np.uint8)
+    goal = np.zeros(m, dtype=np.uint8)
+    for i in range(targets.size):
+        goal[targets[i]] = 1
+    stack = np.empty(m, dtype=np.int64)
+    top = 0
+    for i in range(sources.size):
+        a = sources[i]
+        if source_cost[i] != FORBIDDEN and not seen[a]:
+            seen[a] = 1
+            stack[top] = a
+            top += 1
+    while top > 0:
+        top -= 1
+        x = stack[top]
+        if goal[x]:
+            return True
+        for t in range(first_turn[x], first_turn[x + 1]):
+            y = to_arc[t]
+            if turn_weight[t] != FORBIDDEN and not seen[y]:
+                seen[y] = 1
+                stack[top] = y
+                top += 1
+    return False

@@ -135,12 +135,18 @@ def load_files(files: list[str], siblings: bool):
 
 
 def run_capability(cap, args) -> dict:
-    """Load the graph, run ``cap`` on a fresh workspace, return its JSON dict."""
+    """Check every output first (``Capability.check_outputs``: none is an input, a
+    device or a FIFO; its folder is writable), then load the graph, run ``cap`` on a
+    fresh workspace, return its JSON dict."""
+    from engine.capabilities.load import input_files
     from engine.core import backend as backends
     from engine.workspace import Workspace
     params = parameters(cap, args)
+    siblings = not getattr(args, "no_siblings", False)
+    inputs = input_files(args.files, siblings)
+    cap.check_outputs(params, inputs)     # before any work: no output is an input, a device...
     t0 = time.perf_counter()
-    graph = load_files(args.files, siblings=not getattr(args, "no_siblings", False))
+    graph = load_files(args.files, siblings=siblings)
     load_seconds = time.perf_counter() - t0
     backend = backends.select(args.backend) if cap.needs_backend else backends.cpu_backend()
     for p in cap.params:
@@ -148,6 +154,7 @@ def run_capability(cap, args) -> dict:
             params[p.name] = int(graph.index_of(params[p.name])[0])
     ctx = JobContext(record=_record_printer(cap, args))
     workspace = Workspace(graph, backend)
+    workspace.input_files = inputs
     result = cap.run(workspace, params, ctx)
     return {**cap.to_json(workspace, params, result), "load_seconds": round(load_seconds, 4)}
 

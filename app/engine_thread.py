@@ -272,14 +272,15 @@ class EngineClient(QObject):
         self.submitted.emit(job)
         return job.job_id
 
-    def load_with(self, label: str, make: Callable[..., RoadGraph]) -> int:
-        """Run ``make(progress=, cancel=) -> RoadGraph`` and adopt the graph."""
-        return self.submit("load", {"make": make}, label=label)
+    def load_with(self, label: str, make: Callable[..., RoadGraph], files=()) -> int:
+        """Run ``make(progress=, cancel=) -> RoadGraph`` and adopt the graph (read from
+        ``files``, which no save then writes over)."""
+        return self.submit("load", {"make": make, "files": list(files)}, label=label)
 
     def open_files(self, file_paths) -> int:
         file_paths = [str(p) for p in file_paths]
         names = ", ".join(p.replace("\\", "/").rsplit("/", 1)[-1] for p in file_paths)
-        return self.load_with(f"Opening {names}", partial(open_files, file_paths))
+        return self.load_with(f"Opening {names}", partial(open_files, file_paths), file_paths)
 
     def generate_default(self, num_nodes: int = DEFAULT_NETWORK_NODES,
                          seed: int = DEFAULT_NETWORK_SEED) -> int:

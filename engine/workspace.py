@@ -32,6 +32,7 @@ class Workspace:
         self._crp_query = None           # CrpQuery on (overlay, cell_metric)
         self._turns = None               # engine.core.turns.Turns of ``graph``
         self._models: dict = {}          # ((metric, hash), ...) -> engine.model.TurnModel
+        self.input_files: tuple = ()     # (label, path) of the files the graph came from: never written
 
     # ------------------------------------------------------------ the model
     def turns(self):

@@ -14,8 +14,10 @@ command line or menu.
 """
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.metadata
+import os
 import pkgutil
 import sys
 from dataclasses import dataclass
@@ -36,10 +38,17 @@ class Param:
     node: bool = False             # a node: the file's id on the command line, an internal index in the engine
     file: bool = False             # a path (the window asks with a file dialog)
     cli: bool = True               # False: the window's alone (not a command-line argument)
+    output: bool | Callable[[dict], bool] = False   # a path written: True, or whether these params write it
 
     @property
     def cli_flag(self) -> str:
         return self.flag or f"--{self.name}"
+
+    def writes(self, params: dict) -> bool:
+        """Does a run with ``params`` write this (path) parameter's file?"""
+        if not params.get(self.name) or not self.output:
+            return False
+        return bool(self.output(params)) if callable(self.output) else True
 
     def choice_values(self) -> tuple:
         return tuple(self.choices() if callable(self.choices) else (self.choices or ()))
@@ -87,6 +96,26 @@ class Capability:
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
+
+    def check_outputs(self, params: dict, inputs=()) -> None:
+        """Before any work, refuse (naming both files) every file a run with ``params``
+        would write that is one it reads: one of ``inputs`` ((label, path) pairs: the
+        graph's files) or a file another parameter names (a hierarchy, a partition, a
+        decoder); that exists but is not a regular file (a device, FIFO, socket, folder,
+        or a symlink to one); that another output names too; or whose folder is missing
+        or not writable (engine.io.atomic.check_writable)."""
+        from engine.io.atomic import UnsafeTarget, check_writable, same_file
+        writes = [p for p in self.params if p.writes(params)]
+        reads = list(inputs) + [
+            (f"the {p.cli_flag} file", params[p.name]) for p in self.params
+            if all(p is not w for w in writes) and isinstance(params.get(p.name), str)
+            and (p.file or os.path.isfile(params[p.name]))]
+        for k, p in enumerate(writes):
+            check_writable(params[p.name], reads)
+            for q in writes[:k]:
+                if same_file(params[p.name], params[q.name]):
+                    raise UnsafeTarget(params[p.name], f"{q.cli_flag} names it too: give each "
+                                                       f"output its own file", errno.EEXIST)
 
 
 _registry: dict[str, Capability] = {}

@@ -13,8 +13,8 @@ NODE_BASED = Param("node_based", bool, False, flag="--node-based",
                    "turn costs (for comparison)")
 HIERARCHY = Param("hierarchy", str, None, "use this contraction hierarchy (.rlh)", file=True)
 GEOJSON = Param("geojson", str, None, "also write the path as GeoJSON (a LineString and its "
-                "properties)", file=True)
-GPX = Param("gpx", str, None, "also write the path as a GPX track", file=True)
+                "properties)", file=True, output=True)
+GPX = Param("gpx", str, None, "also write the path as a GPX track", file=True, output=True)
 
 
 def use_hierarchy_file(workspace, params: dict) -> None:

@@ -85,6 +85,7 @@ CONTRACT = register(Capability(
             Param("K", int, DEFAULT_K, "core size at which contraction stops: 2 or more; "
                   "more than the node count means no levels (the whole graph is the core)"),
             Param("C", float, DEFAULT_C, f"share of live nodes that are candidates, {MIN_C}..1"),
-            Param("out", str, None, "write the hierarchy here (.rlh)", file=True)),
+            Param("out", str, None, "write the hierarchy here (.rlh)", file=True,
+                  output=True)),
     run=build, to_json=to_json, to_text=text, record_text=level_text,
     order=50, menu="&Hierarchy", shortcut="Ctrl+K"))

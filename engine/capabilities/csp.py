@@ -45,6 +45,12 @@ def uses_hierarchy(params: dict) -> bool:
         not params.get("no_bounds")
 
 
+def _writes_hierarchy_file(params: dict) -> bool:
+    """--hierarchy-file is written when a run uses it and it does not exist (else read)."""
+    from pathlib import Path
+    return uses_hierarchy(params) and not Path(params["hierarchy_file"]).exists()
+
+
 def _use_hierarchy_file(workspace, params: dict, minimize: str, budget_metric: str) -> None:
     """The ``hierarchy_file``: loaded (and validated) when it exists, else built and
     written there; params["hierarchy_written"] says which."""
@@ -218,7 +224,7 @@ CSP = register(Capability(
             Param("hierarchy_file", str, None, "label on the bi-criteria hierarchy in this "
                   "file (.rlb): loaded when it exists (refused unless built from this graph "
                   "and these two metrics), else built and written there", file=True,
-                  flag="--hierarchy-file"),
+                  flag="--hierarchy-file", output=_writes_hierarchy_file),
             Param("lagrangian", str, "auto", "the Lagrangian bound (LARAC): auto = a hard "
                   "query restarts with it (after as many labels as the graph has nodes, 4x "
                   "on a GPU), always, or never", choices=lagrangian_policies),

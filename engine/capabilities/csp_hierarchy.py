@@ -22,7 +22,9 @@ def open_file(workspace, params: dict, ctx) -> dict:
 
 
 def save_file(workspace, params: dict, ctx) -> str:
+    from engine.capabilities.files import check_target
     from engine.csp.hierarchy.file import save_pareto_hierarchy
+    check_target(workspace, params)
     h = workspace.csp_hierarchy(params["minimize"], params["budget_metric"], build=False)
     if h is None:
         raise RuntimeError("there is no bi-criteria hierarchy of these metrics to save: build "

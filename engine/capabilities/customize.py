@@ -68,6 +68,6 @@ def text(r: dict) -> str:
 CUSTOMIZE = register(Capability(
     name="customize", label="Customize (CRP)", help="cost the CRP overlay for a metric decoder",
     params=(PARTITION, DECODER, Param("out", str, None, "write the timing report here (JSON)",
-                                      file=True)),
+                                      file=True, output=True)),
     run=run, to_json=to_json, to_text=text, record_text=level_text,
     order=70, menu="&Metric", menu_text="Show the metric &editor", shortcut="M", policy=QUEUE))

@@ -1,6 +1,8 @@
 """The window's file jobs (hidden capabilities: not on the command line or the menus,
 the same job channel): open and save a contraction hierarchy, save a graph cache, and
-write an export the window prepared."""
+write an export the window prepared. A save is refused before any work when its path
+is one of the files the graph came from (``Workspace.input_files``), or a device, FIFO
+or folder (``check_target``)."""
 from __future__ import annotations
 
 from engine.capabilities import EVERY, Capability, register
@@ -12,7 +14,16 @@ def open_hierarchy(workspace, params: dict, ctx):
     return h
 
 
+def check_target(workspace, params: dict) -> None:
+    """The checks of every save job, before it starts: ``params["path"]`` is not a file
+    the graph came from, and a regular file or a new path in a writable folder."""
+    from engine.io.atomic import check_writable
+    if params.get("path"):
+        check_writable(params["path"], workspace.input_files)
+
+
 def save_hierarchy(workspace, params: dict, ctx) -> str:
+    check_target(workspace, params)
     h = workspace.hierarchy
     if h is None:
         raise RuntimeError("there is no contraction hierarchy to save: contract the graph first")
@@ -21,12 +32,15 @@ def save_hierarchy(workspace, params: dict, ctx) -> str:
 
 def save_cache(workspace, params: dict, ctx) -> str:
     from engine.io.cache import save_cache as save
+    check_target(workspace, params)
     return str(save(workspace.graph, params["path"]) or params["path"])
 
 
 def export(workspace, params: dict, ctx) -> str:
     """Write a file the window prepared (``params["write"]() -> what was written``): a
-    tree of NY as GeoJSON takes a second, which the window must not wait for."""
+    tree of NY as GeoJSON takes a second, which the window must not wait for; the
+    ``path`` it writes is checked first."""
+    check_target(workspace, params)
     return params["write"]()
 
 

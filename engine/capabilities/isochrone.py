@@ -106,6 +106,6 @@ ISOCHRONE = register(Capability(
             Param("buffer", float, None, "buffer width in metres (default: half the median arc "
                   "length, 10-150 m)"),
             Param("geojson", str, None, "write the areas as a GeoJSON FeatureCollection",
-                  file=True)),
+                  file=True, output=True)),
     run=run, to_json=to_json, to_text=text,
     order=90, menu="&Tree", menu_text="&Service area of the tree"))

@@ -32,9 +32,20 @@ def load(backend, params: dict, ctx) -> NewGraph:
     ctx.progress(0.97, "Preparing the map")
     _ = graph.tail, graph.xy            # fill the lazy caches on this thread
     workspace = Workspace(graph, backend)
+    workspace.input_files = input_files(params.get("files") or ())
     workspace.router(graph.default_metric)      # compiled and warmed up before the first click
     ctx.cancel.check()
     return NewGraph(workspace, time.perf_counter() - started, notes)
+
+
+def input_files(file_paths, siblings: bool = True) -> tuple:
+    """(label, path) of the files a graph is opened from and, with ``siblings``, of those
+    a load may add from beside them (engine.io.companion_files): no save writes over one."""
+    from engine.io import companion_files
+    found = [("the graph file", str(p)) for p in file_paths]
+    if siblings:
+        found += [("the graph's sibling file", str(p)) for p in companion_files(file_paths)]
+    return tuple(found)
 
 
 def generate_default_network(num_nodes: int, seed: int, progress, cancel) -> RoadGraph:

@@ -70,6 +70,7 @@ PARTITION = register(Capability(
             Param("mezzanine", str, None, "mezzanine levels (customization only), e.g. 5; "
                   "'none' for none (default: 5 below the lowest query level)"),
             Param("seed", int, 0, "METIS seed (the same seed gives the same cells)"),
-            Param("out", str, None, "write the partition here (.rlp)", file=True)),
+            Param("out", str, None, "write the partition here (.rlp)", file=True,
+                  output=True)),
     run=build, to_json=to_json, to_text=text, needs_backend=False,
     order=60, menu="&Metric", menu_text="&Partition (CRP)"))

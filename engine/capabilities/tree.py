@@ -156,12 +156,13 @@ TREE = register(Capability(
                   flag="--path-to", node=True),
             Param("method", str, "auto", "SSSP method; phast needs a hierarchy", choices=method_names),
             Param("per_level", bool, False, "PHAST: time every level"),
-            Param("out", str, None, "write node_id, distance, parent to this .npz", file=True),
+            Param("out", str, None, "write node_id, distance, parent to this .npz", file=True,
+                  output=True),
             HIERARCHY,
             Param("geojson", str, None, "write a GeoJSON Point per reached node (distance, "
-                  "parent)", file=True),
+                  "parent)", file=True, output=True),
             Param("csv", str, None, "write node_id, distance, parent (and lon, lat) as CSV",
-                  file=True)),
+                  file=True, output=True)),
     run=shortest_path_tree, to_json=to_json, to_text=text,
     order=30, menu="&Tree", menu_text="&Tree mode: shortest-path tree from a click", shortcut="T",
     policy=QUEUE))

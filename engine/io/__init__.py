@@ -13,7 +13,7 @@ from engine.io.errors import LoadError
 from engine.io.limits import check_regular_file
 from engine.core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
-__all__ = ["LoadError", "load", "file_kind", "siblings_used"]
+__all__ = ["LoadError", "load", "file_kind", "siblings_used", "companion_files"]
 
 OSM_SUFFIXES = (".osm.pbf", ".pbf", ".osm", ".osm.gz", ".osm.bz2")
 DIMACS_GR_SUFFIXES = (".gr", ".gr.gz")
@@ -71,3 +71,17 @@ def siblings_used(graph) -> list[str]:
     """The sibling files a load added without being asked (marked in ``graph.source``)."""
     from engine.io.dimacs import SIBLING
     return [part[:-len(SIBLING)] for part in graph.source.split(" + ") if part.endswith(SIBLING)]
+
+
+def companion_files(paths) -> list[Path]:
+    """The files beside ``paths`` that ``load(paths)`` may read without being asked (the
+    DIMACS siblings: the other metric's ``.gr``, the ``.co``), whether they match or
+    not: known before loading, so that no output is written over one."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    grs = [Path(p) for p in paths if os.fspath(p).lower().endswith(DIMACS_GR_SUFFIXES)]
+    if not grs:
+        return []
+    from engine.io.dimacs import companions
+    extra_grs, co = companions(grs[0])
+    return extra_grs + ([co] if co is not None else [])

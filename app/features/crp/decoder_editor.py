@@ -8,7 +8,6 @@ decoder and is emitted as ``edited``; an invalid one is shown inline, emitted as
 (app/features/crp/controller.py) owns debouncing and customization jobs."""
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGroupBox, QHBoxLayout, Q
 from app.features.crp.decoder_form import (AvoidGroup, History, SpeedTable, State, TurnTable, caret_text,
                               wrapped)
 from engine.crp.metric.decoder import DECODER_DIR, Decoder, DecoderError, load_decoder, parse_decoder
+from engine.io.atomic import atomic_write
 from engine.crp.metric.expression import FUNCTIONS, PROPERTIES, ExpressionError, parse
 
 _ERROR_STYLE = "color: #8a1c12; background: #fdecea; border: 1px solid #e0a49c; padding: 3px;"
@@ -192,14 +192,13 @@ class DecoderEditor(QWidget):
         self.edited.emit(d)
 
     def save_file(self, path) -> None:
-        """Write the working decoder as TOML, atomically; errors are shown and raised."""
+        """Write the working decoder as TOML, atomically (engine.io.atomic: never over a
+        device, FIFO or folder); errors are shown and raised."""
         path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
         try:
-            tmp.write_text(self.decoder().to_toml(), encoding="utf-8")
-            os.replace(tmp, path)
+            with atomic_write(path, "w", encoding="utf-8") as f:
+                f.write(self.decoder().to_toml())
         except OSError as e:
-            tmp.unlink(missing_ok=True)
             self._show_error(wrapped(f"cannot save {path.name}: {e.strerror or e}"))
             raise
         self._history.present = State(self.decoder(), path.name, self.decoder())

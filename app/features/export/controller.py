@@ -62,7 +62,7 @@ class ExportController(Controller):
         except ValueError as e:
             self.window.show_error(f"Export failed: {describe(e)}")
             return None
-        return self.engine.submit("export", {"write": write}, label="Exporting")
+        return self.engine.submit("export", {"write": write, "path": path}, label="Exporting")
 
     def on_result(self, job, written: str) -> None:
         self.window.statusBar().showMessage(f"Exported {written}", 8000)

@@ -305,3 +305,20 @@ def test_the_windows_save_jobs_never_write_the_graphs_files(tmp_path):
     assert gr.read_bytes() == OLD
     capabilities.get("save_cache").run(workspace, {"path": str(tmp_path / "g.rlg")}, JobContext())
     assert (tmp_path / "g.rlg").stat().st_size > 0
+
+
+def test_a_graph_the_window_opens_remembers_its_files_and_siblings(tmp_path):
+    from functools import partial
+    from engine.capabilities.load import open_files
+    from engine.core.backend import cpu_backend
+    from engine.core.jobs import JobContext
+    gr, sibling = tmp_path / "r-d.NY.gr", tmp_path / "r-t.NY.gr"
+    for path in (gr, sibling):
+        path.write_text("p sp 3 2\na 1 2 5\na 2 3 7\n")
+    files = [str(gr)]
+    new = capabilities.get("load").run(cpu_backend(), {"make": partial(open_files, files),
+                                                       "files": files}, JobContext())
+    assert new.workspace.input_files == (("the graph file", str(gr)),
+                                         ("the graph's sibling file", str(sibling)))
+    with pytest.raises(UnsafeTarget, match="the graph's sibling file"):
+        capabilities.get("save_cache").run(new.workspace, {"path": str(sibling)}, JobContext())

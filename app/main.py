@@ -21,7 +21,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="*", help="graph files to open (DIMACS .gr/.co, OSM, cache)")
     parser.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto")
     args = parser.parse_args(argv)
-    from app.window import run_window  # Qt is imported only for the window
+    from app.window import problem, run_window  # Qt is imported only by run_window
+    why_not = problem()
+    if why_not:
+        print(f"routelab: {why_not}", file=sys.stderr)
+        return 1
     return run_window(args.files, backend=args.backend)
 
 

@@ -21,13 +21,18 @@ if [ ! -f "$stamp" ] || ! grep -q "$pattern" "$stamp"; then
     "$VENV/bin/python" -m pip install --quiet -e "$ROOT${extras:+[$extras]}"
     echo "$want" >> "$stamp"
 fi
-# PySide6 needs a few system libraries that a bare Debian lacks; install them as root.
-if ! "$VENV/bin/python" -c "from PySide6 import QtGui" 2>/dev/null; then
-    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-        echo "routelab: installing the system libraries Qt needs" >&2
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-            libgl1 libxkbcommon0 libegl1 libglib2.0-0 libfreetype6 libfontconfig1 libdbus-1-3 >/dev/null
+# Qt needs system libraries a bare Debian lacks (QtGui's, and the xcb plugin's, which
+# Qt loads only when the window opens): app/window.py finds the missing ones with ldd
+# and names their packages; installed once as root, else named.
+missing="$("$VENV/bin/python" -m app.window --missing 2>/dev/null || true)"
+if [ -n "$missing" ]; then
+    tried="$VENV/.routelab-apt-tried"
+    if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ] && ! grep -qxF "$missing" "$tried" 2>/dev/null; then
+        echo "$missing" >> "$tried"
+        echo "routelab: installing the system libraries Qt needs: $missing" >&2
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing; } >/dev/null 2>&1 \
+            || echo "routelab: could not install $missing; the window may not open (the commands work)" >&2
     else
-        echo "routelab: Qt cannot load; install libgl1 libxkbcommon0 libegl1 libglib2.0-0 libfreetype6 libfontconfig1 libdbus-1-3" >&2
+        echo "routelab: the window needs these system packages: $missing (apt-get install $missing)" >&2
     fi
 fi

@@ -77,8 +77,8 @@ def check_writable(path, inputs=()) -> Path:
     real = Path(os.path.realpath(given))
     for label, source in _labelled(inputs):
         if same_file(given, source):
-            raise UnsafeTarget(given, f"it is {label} {source}, which this command reads; "
-                                      f"choose another file to write", errno.EEXIST)
+            raise UnsafeTarget(given, f"it is {label} {source}, an input (inputs are never "
+                                      f"written): choose another file", errno.EEXIST)
     try:
         mode = os.stat(real).st_mode
     except FileNotFoundError:

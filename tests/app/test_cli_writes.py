@@ -100,7 +100,7 @@ SPELLINGS = {"same path": lambda f: GRAPH, "absolute": lambda f: str(f / GRAPH),
 def test_an_output_that_is_the_graph_file_is_refused(capsys, folder, graph_bytes, cap, param, spelling):
     target = SPELLINGS[spelling](folder)
     err = refused(capsys, argv(cap, param, GRAPH, target, graph_bytes[1]), folder, target,
-                  "which this command reads", param)
+                  "an input (inputs are never written)", param)
     if param.output is True:
         assert f"the graph file {GRAPH}" in err
     assert (folder / GRAPH).read_bytes() == graph_bytes[0]
@@ -110,7 +110,7 @@ def test_an_output_that_is_the_graph_file_is_refused(capsys, folder, graph_bytes
 @pytest.mark.parametrize("cap, param", WRITERS, ids=IDS)
 def test_an_output_that_is_a_dimacs_sibling_is_refused(capsys, folder, cap, param, sibling):
     err = refused(capsys, argv(cap, param, DIMACS, sibling, 1), folder, sibling,
-                  "which this command reads", param)
+                  "an input (inputs are never written)", param)
     if param.output is True:
         assert "the graph's sibling file" in err
 
@@ -131,7 +131,7 @@ def test_an_output_that_another_input_names_is_refused(capsys, folder, graph_byt
     name = f"input-{other.name}.toml" if other.name == "decoder" else f"input-{other.name}"
     (folder / name).write_bytes(b"an input")
     args = argv(cap, param, GRAPH, f"./{name}", graph_bytes[1], extra=[other.cli_flag, name])
-    err = refused(capsys, args, folder, f"./{name}", "which this command reads", param)
+    err = refused(capsys, args, folder, f"./{name}", "an input (inputs are never written)", param)
     assert f"the {other.cli_flag} file {name}" in err
     assert (folder / name).read_bytes() == b"an input"
 

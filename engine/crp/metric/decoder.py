@@ -37,16 +37,17 @@ from __future__ import annotations
 import json
 import math
 import re
+import importlib.resources
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import engine
 from engine.crp.metric.expression import ExpressionError, parse
 from engine.core.turns import TURN_TYPES
 from engine.core.graph import ROAD_CLASSES
 
-DECODER_DIR = Path(engine.__file__).parent.parent / "resources" / "decoders"
+# the shipped decoders: package data of ``resources`` (a real folder, in the wheel too)
+DECODER_DIR = Path(str(importlib.resources.files("resources").joinpath("decoders")))
 KINDS = ("time", "distance", "metric")
 FORBID_TAGS = ("toll", "unpaved")
 FORBIDDEN_TURN = "forbidden"

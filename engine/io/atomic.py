@@ -80,11 +80,15 @@ def check_writable(path, inputs=()) -> Path:
             raise UnsafeTarget(given, f"it is {label} {source}, an input (inputs are never "
                                       f"written): choose another file", errno.EEXIST)
     try:
-        mode = os.stat(real).st_mode
+        st = os.stat(given)          # the kernel follows every link (a pipe behind /dev/stdout too)
     except FileNotFoundError:
-        mode = None
+        st = None
     except OSError as e:
         raise named(e, given) from None
+    mode = None if st is None else st.st_mode
+    if st is not None and (stream := _standard_stream(st)):
+        raise UnsafeTarget(given, f"it is this program's standard {stream} ({real}): "
+                                  f"choose a file", errno.EEXIST)
     if mode is not None and not stat.S_ISREG(mode):
         via = "" if str(real) == os.path.abspath(given) else f" (it leads to {real})"
         raise UnsafeTarget(given, f"it is {_kind(mode)}{via}; only a regular file or a new "
@@ -94,6 +98,19 @@ def check_writable(path, inputs=()) -> Path:
     if not os.access(real.parent, os.W_OK | os.X_OK):
         raise PermissionError(errno.EACCES, f"folder {real.parent} is not writable", given)
     return real
+
+
+def _standard_stream(st: os.stat_result) -> str:
+    """"output" when ``st`` is the file this process's standard output goes to (as
+    ``--out /dev/stdout >> log`` would replace the log), "error", "input"; else ""."""
+    for fd, name in ((1, "output"), (2, "error"), (0, "input")):
+        try:
+            s = os.fstat(fd)
+        except OSError:
+            continue
+        if (s.st_dev, s.st_ino) == (st.st_dev, st.st_ino) and stat.S_ISREG(s.st_mode):
+            return name
+    return ""
 
 
 def named(e: OSError, target, doing: str = "") -> OSError:

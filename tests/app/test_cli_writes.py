@@ -12,6 +12,8 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
+import sys
 
 import pytest
 
@@ -19,6 +21,7 @@ from app.cli import main
 from engine import capabilities
 from engine.generate.network import generate_road_network
 from engine.io.cache import save_cache
+from tests.conftest import ROOT
 
 WRITERS = [(cap, p) for cap in capabilities.all_capabilities() for p in cap.params
            if p.output and p.cli]
@@ -174,6 +177,19 @@ def test_dev_null_is_never_replaced(capsys, folder, graph_bytes):
     assert "/dev/null: it is a character device" in capsys.readouterr().err
     after = os.stat("/dev/null")
     assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
+
+
+def test_standard_output_redirected_to_a_file_is_never_replaced(folder, graph_bytes):
+    """``--out /dev/stdout >> log`` would replace the whole log by a rename."""
+    log = folder / "log.txt"
+    log.write_text("earlier lines\n")
+    with open(log, "a") as out:
+        proc = subprocess.run([sys.executable, "-m", "app.main", "tree", str(folder / GRAPH),
+                               "--from", str(graph_bytes[1]), "--out", "/dev/stdout"],
+                              stdout=out, stderr=subprocess.PIPE, text=True, timeout=120,
+                              cwd=ROOT)
+    assert proc.returncode == 1 and "/dev/stdout: it is this program's standard output" in proc.stderr
+    assert log.read_text() == "earlier lines\n"
 
 
 # ------------------------------------------------------ the folder, before any work

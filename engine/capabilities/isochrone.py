@@ -54,13 +54,15 @@ def run(workspace, params: dict, ctx) -> IsochroneAnswer:
     use_hierarchy_file(workspace, params)               # sets the metric to the hierarchy's
     metric = graph.metric_of(params.get("metric")).name
     unit = unit_of(graph.metric_units, metric)
-    cutoffs = cutoffs_in_raw_units(params.get("cutoffs") or "", unit)
+    from engine.sssp.isochrone import checked_buffer_m, checked_cutoffs, isochrones
+    cutoffs = list(checked_cutoffs(cutoffs_in_raw_units(params.get("cutoffs") or "", unit)))
+    if params.get("buffer") is not None:                # refused before the tree is made
+        checked_buffer_m(params["buffer"])
     node_based = bool(params.get("node_based"))
     method = PHAST if workspace.hierarchy_serves(metric, node_based) else params.get("method")
     tree = shortest_path_tree(workspace, {"source": params["source"], "metric": metric,
                                           "method": method or "auto", "node_based": node_based},
                               ctx)
-    from engine.sssp.isochrone import isochrones
     iso = isochrones(graph, tree.tree.distance, metric, cutoffs, params.get("buffer"),
                      source=int(params["source"]), progress=ctx.progress, cancel=ctx.cancel,
                      on_band=lambda k, band: ctx.record({"band": k, "cutoffs": cutoffs,

@@ -18,7 +18,7 @@ import numpy as np
 from engine.core.graph import GraphError, RoadGraph
 from engine.io.dimacs_text import RecordStream, problem_numbers
 from engine.io.errors import LoadError
-from engine.io.limits import check_allocation, expansion_limit, open_regular
+from engine.io.limits import budget_binds, check_allocation, expansion_limit, open_regular
 from engine.core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from engine.core.units import infer_units
 
@@ -37,15 +37,19 @@ class SiblingWarning(UserWarning):
     """A file beside the named one was not used because it does not match."""
 
 
-def _max_records(path: Path) -> int:
-    """How many record lines the file can hold, from its (bounded expanded) size."""
+def _max_records(path: Path) -> tuple[int, bool]:
+    """How many record lines the file can hold, from its (bounded expanded) size, and
+    whether the memory budget is what bounds it."""
     f, size = open_regular(path)
     f.close()
-    return expansion_limit(path, size) // MIN_RECORD_LINE
+    return expansion_limit(path, size) // MIN_RECORD_LINE, budget_binds(path, size)
 
 
 def _check_gr_counts(path: Path, n: int, m: int, line: int) -> None:
-    most = _max_records(path)
+    most, by_budget = _max_records(path)
+    if m > most and by_budget:            # the budget's message, not "the file cannot hold"
+        check_allocation(max(n, 0) * BYTES_PER_NODE + m * BYTES_PER_ARC,
+                         f"a graph of {n:,} nodes and {m:,} arcs", path)
     if m > most:
         raise LoadError(path, f"the problem line announces {m:,} arcs, but the file can hold "
                               f"at most {most:,}", line=line)

@@ -3,7 +3,10 @@
 The budget defaults to a fraction of the machine's memory and can be set with the
 environment variable ROUTELAB_MEMORY_BUDGET (bytes, or with a K/M/G suffix). Loaders
 compare the sizes a file announces (node and arc counts, array shapes, uncompressed
-lengths) against it, and against the file's own size, before they allocate anything.
+lengths) against it, and against the file's own size, before they allocate anything;
+so do the engine's large structures (CRP cell matrices, isochrone geometry). A refusal
+says "needs X GiB, budget Y GiB" (``OverBudget``), also when the budget, not the
+compression ratio, is what a compressed file expands past.
 """
 from __future__ import annotations
 
@@ -36,12 +39,28 @@ def memory_budget() -> int:
         return FALLBACK_BYTES
 
 
+class OverBudget(LoadError):
+    """What the input asks for does not fit the memory budget (refused before allocating)."""
+
+
+def gib(nbytes: float) -> str:
+    """Bytes in GiB for a message: one decimal, or two significant digits below 0.1 GiB."""
+    value = nbytes / 2**30
+    return f"{value:,.1f}" if value >= 0.1 else f"{value:.2g}"
+
+
+def over_budget(path, what: str, nbytes: int, budget: int, more: bool = False) -> OverBudget:
+    """The refusal: "WHAT needs X GiB, budget Y GiB" (``more``: at least X)."""
+    return OverBudget(path, f"{what} needs {'more than ' if more else ''}{gib(nbytes)} GiB, "
+                            f"budget {gib(budget)} GiB (the memory budget; set {BUDGET_ENV} "
+                            "to change it)")
+
+
 def check_allocation(nbytes: int, what: str, path=None) -> None:
     """Refuse, with the file and the reason, an allocation above the memory budget."""
     budget = memory_budget()
     if nbytes > budget:
-        raise LoadError(path, f"{what} would need {nbytes / 2**30:.1f} GiB, more than the memory "
-                              f"budget of {budget / 2**30:.1f} GiB (set {BUDGET_ENV} to change it)")
+        raise over_budget(path, what, nbytes, budget)
 
 
 def check_regular_file(path) -> None:
@@ -72,6 +91,12 @@ def expansion_limit(path, size: int) -> int:
     if not name.endswith((".gz", ".bz2")):
         return size
     return min(max(RATIO_LIMIT * size, RATIO_FLOOR), memory_budget())
+
+
+def budget_binds(path, size: int) -> bool:
+    """Whether the memory budget, not the compression ratio, sets ``expansion_limit``."""
+    name = os.fspath(path).lower()
+    return name.endswith((".gz", ".bz2")) and memory_budget() < max(RATIO_LIMIT * size, RATIO_FLOOR)
 
 
 def open_regular(path):
@@ -114,6 +139,8 @@ def read_chunks(path, cancel=None, chunk: int = CHUNK_BYTES):
             except (OSError, EOFError, zlib.error, ValueError) as e:
                 raise LoadError(path, f"truncated or corrupt compressed file ({e})") from None
             total += len(block)
+            if total > limit and budget_binds(path, size):
+                raise over_budget(path, "its decompressed text", total, limit, more=True)
             if total > limit:
                 raise LoadError(path, f"expands to more than {limit:,} bytes ({RATIO_LIMIT}x its "
                                       "size or the memory budget): refused as a compression bomb")

@@ -9,6 +9,12 @@ shapely in the graph's local metric projection (metres), then turned back into l
 The areas nest: area_k = area_{k-1} ∪ buffer(the parts reached between c_{k-1} and
 c_k), so the union costs about as much as the largest cut-off alone; the bands
 (area_k minus area_{k-1}) are what a map fills, one shade each.
+
+Bounds: at most MAX_CUTOFFS cut-offs and a buffer of at most LARGEST_BUFFER_M; the
+geometry's memory is estimated from the reached road pieces and refused above the
+memory budget (engine.io.limits) before any buffer is made. Every overlay input is
+polygonal first (``polygonal``: points, lines and collapsed rings dropped), so GEOS
+never sees mixed dimensions.
 """
 from __future__ import annotations
 
@@ -24,10 +30,14 @@ import shapely
 from engine.core.graph import RoadGraph
 from engine.core.polylines import arc_polylines, require_coordinates
 from engine.core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
+from engine.io.limits import check_allocation
 
 MIN_BUFFER_M, MAX_BUFFER_M = 10.0, 150.0
 QUAD_SEGS = 2              # a quarter circle in 2 segments: round enough at map scale, cheap to union
 PARALLEL_FROM = 20_000     # buffers: above this the union runs in spatial chunks on every core
+MAX_CUTOFFS = 32           # bands a map can tell apart; each costs a union and a difference
+LARGEST_BUFFER_M = 10_000.0    # a wider buffer no longer outlines roads (and leaves the projection)
+BYTES_PER_PIECE = 1024     # peak memory per buffered road piece (measured ~900 B on NY, Porto)
 
 
 @dataclass(frozen=True)
@@ -44,11 +54,23 @@ def checked_cutoffs(cutoffs) -> tuple[float, ...]:
     values = tuple(float(c) for c in cutoffs)
     if not values:
         raise ValueError("give at least one cut-off")
+    if len(values) > MAX_CUTOFFS:
+        raise ValueError(f"at most {MAX_CUTOFFS} cut-offs are allowed (got {len(values)}): "
+                         "each one is a band of the map and a union of its roads")
     if any(not np.isfinite(c) or c <= 0 for c in values):
         raise ValueError(f"cut-offs must be positive (got {', '.join(f'{c:g}' for c in values)})")
     if any(b <= a for a, b in zip(values, values[1:])):
         raise ValueError(f"cut-offs must increase (got {', '.join(f'{c:g}' for c in values)})")
     return values
+
+
+def checked_buffer_m(buffer_m) -> float:
+    """A buffer width in metres: positive and at most LARGEST_BUFFER_M."""
+    width = float(buffer_m)
+    if not (np.isfinite(width) and 0 < width <= LARGEST_BUFFER_M):
+        raise ValueError(f"the buffer width must be a positive number of metres, at most "
+                         f"{LARGEST_BUFFER_M:,.0f} (got {width:g})")
+    return width
 
 
 def default_buffer_m(graph: RoadGraph) -> float:
@@ -77,9 +99,7 @@ def isochrones(graph: RoadGraph, distance: np.ndarray, metric: str, cutoffs,
     started = time.perf_counter()
     require_coordinates(graph, "an isochrone")
     cutoffs = checked_cutoffs(cutoffs)
-    width = default_buffer_m(graph) if buffer_m is None else float(buffer_m)
-    if not (np.isfinite(width) and width > 0):
-        raise ValueError(f"the buffer width must be a positive number of metres (got {width:g})")
+    width = default_buffer_m(graph) if buffer_m is None else checked_buffer_m(buffer_m)
     projection = graph.projection
     segments = _Segments(graph, np.asarray(distance), graph.metric(metric), projection, cutoffs[-1])
     to_lonlat = projection.to_lonlat
@@ -91,14 +111,14 @@ def isochrones(graph: RoadGraph, distance: np.ndarray, metric: str, cutoffs,
         if k == 0 and source is not None:         # the source is reached even with no arc
             at = projection.to_xy([[graph.lon[source], graph.lat[source]]])[0]
             lines = np.append(lines, shapely.Point(at))
-        grown = shapely.union(area, _buffered_union(lines, width, cancel))
-        grown = _without_slivers(grown, np.pi * width ** 2)
-        band = _polygonal(shapely.transform(shapely.difference(grown, area) if k else grown, to_lonlat))
+        grown = shapely.union(area, polygonal(_buffered_union(lines, width, cancel)))
+        grown = _without_slivers(polygonal(grown), np.pi * width ** 2)
+        band = polygonal(shapely.transform(shapely.difference(grown, area) if k else grown, to_lonlat))
         areas.append(grown)
         bands.append(band)
         on_band(k, band)
         area, low = grown, cutoff
-    return Isochrones(cutoffs, tuple(_polygonal(shapely.transform(a, to_lonlat)) for a in areas),
+    return Isochrones(cutoffs, tuple(polygonal(shapely.transform(a, to_lonlat)) for a in areas),
                       tuple(bands), tuple(float(a.area) for a in areas), width,
                       time.perf_counter() - started)
 
@@ -110,6 +130,11 @@ class _Segments:
     def __init__(self, graph, distance, weights, projection, last_cutoff: float) -> None:
         tail_cost = distance[graph.tail]
         arcs = np.flatnonzero((tail_cost >= 0) & (tail_cost <= last_cutoff))
+        pieces = arcs.size
+        if graph.geometry_first is not None:
+            pieces += int(np.diff(graph.geometry_first)[arcs].sum())
+        check_allocation(pieces * BYTES_PER_PIECE,
+                         f"the service area's geometry ({pieces:,} road pieces)")
         points, first = arc_polylines(graph, arcs)
         xy = projection.to_xy(points)
         starts = np.ones(points.shape[0], dtype=bool)
@@ -188,15 +213,47 @@ def _z_order(xy: np.ndarray) -> np.ndarray:
     return code
 
 
-def _polygonal(geometry):
-    """``geometry`` as a valid (Multi)Polygon: a change of coordinates can leave a
-    near-degenerate ring invalid, which make_valid mends (its lines and points go)."""
-    if shapely.is_valid(geometry):
+def polygonal(geometry):
+    """``geometry`` as a valid (Multi)Polygon of its areas: collections flattened, points,
+    lines and empty or collapsed rings dropped (they enclose nothing), each invalid part
+    mended on its own (a change of coordinates can leave a near-degenerate ring invalid)
+    and the parts unioned. GEOS's overlay refuses mixed dimensions; what this returns
+    never mixes them."""
+    if geometry.geom_type in ("Polygon", "MultiPolygon") and shapely.is_valid(geometry):
         return geometry
-    polygons = [g for g in shapely.get_parts(shapely.make_valid(geometry))
-                if g.geom_type in ("Polygon", "MultiPolygon")]
-    parts = [p for g in polygons for p in shapely.get_parts(g)]
-    return shapely.MultiPolygon(parts) if len(parts) != 1 else parts[0]
+    parts = []
+    for p in _polygon_parts(geometry):
+        parts += [p] if shapely.is_valid(p) else _polygon_parts(_mended(p))
+    if not parts:
+        return shapely.Polygon()
+    return _multi(_polygon_parts(shapely.union_all(parts)))
+
+
+def _polygon_parts(geometry) -> list:
+    """The non-empty Polygons of ``geometry``, any nesting of collections unpacked."""
+    parts, todo = [], [geometry]
+    while todo:
+        g = todo.pop()
+        if g is None or g.is_empty:
+            continue
+        if g.geom_type == "Polygon":
+            if shapely.get_num_coordinates(g.exterior) >= 4:
+                parts.append(g)
+        elif g.geom_type in ("MultiPolygon", "GeometryCollection"):
+            todo.extend(reversed(shapely.get_parts(g).tolist()))
+    return parts
+
+
+def _mended(polygon):
+    """One invalid Polygon made valid: its areas kept, collapsed pieces dropped."""
+    try:
+        return shapely.make_valid(polygon, method="structure", keep_collapsed=False)
+    except shapely.errors.GEOSException:
+        return shapely.buffer(polygon, 0)
+
+
+def _multi(parts: list):
+    return parts[0] if len(parts) == 1 else shapely.MultiPolygon(parts)
 
 
 def _without_slivers(area, min_hole_m2: float):

@@ -47,7 +47,7 @@ CASES = {
     "huge node count": ("a.gr", "p sp 2000000000 1\na 1 2 3\n", "announces 2,000,000,000 nodes", {}),
     "huge arc count": ("a.gr", "p sp 10 2000000000\n", "can hold at most", {}),
     "counts over the memory budget": (
-        "a.gr.gz", _gz(b"p sp 8000000 4000000\n"), "more than the memory budget",
+        "a.gr.gz", _gz(b"p sp 8000000 4000000\n"), "GiB, budget 0.062 GiB",
         {"ROUTELAB_MEMORY_BUDGET": "64M"}),
     "overflowing count": ("a.gr", "p sp 1 99999999999999999999999\n", "malformed problem line", {}),
     "comment-only gz (bounded, parsed)": (

@@ -47,7 +47,8 @@ class Exportable:
     name: str                           # "route", "tree", ...: the file's default name part
     formats: tuple[tuple[str, str], ...]    # (dialog filter, extension), the first the default
     writer: Callable                    # writer(path, ext) -> write(): reads the session now,
-                                        # the returned write() runs on the engine thread
+                                        # the returned write() runs on the engine thread (and
+                                        # may return a line naming a file written beside it)
     offered_with: str = ""              # offered in the file dialog of that one, not by default
     rank: int = 0                       # the most specific first (a path read from a tree is a route)
 

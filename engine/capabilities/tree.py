@@ -46,6 +46,10 @@ class TreeAnswer:
 
 
 def shortest_path_tree(workspace, params: dict, ctx) -> TreeAnswer:
+    if params.get("csv"):                   # its CSVW metadata beside it: checked before the work
+        from engine.export.csv import metadata_path
+        from engine.io.atomic import check_writable
+        check_writable(metadata_path(params["csv"]), workspace.input_files)
     use_hierarchy_file(workspace, params)
     method = params.get("method") or "auto"
     if params.get("hierarchy"):             # a hierarchy given: "auto" means its query
@@ -121,6 +125,7 @@ def _save_tree(graph, tree: ShortestPathTree, out: str) -> None:
 
 
 def to_json(workspace, params: dict, a: TreeAnswer) -> dict:
+    from engine.export.csv import metadata_path
     g, t = workspace.graph, a.tree
     reached = t.distance >= 0
     return {"from": int(g.node_id[t.source]), "metric": t.metric,
@@ -131,14 +136,15 @@ def to_json(workspace, params: dict, a: TreeAnswer) -> dict:
             "turn_aware": a.turn_aware, "restrictions": restrictions_in_force(g),
             **({"path_to": int(g.node_id[a.path.target]), "path": file_ids(g, a.path.nodes),
                 "path_distance": a.path.distance} if a.path is not None else {}),
-            "out": params.get("out"), "geojson": params.get("geojson"), "csv": params.get("csv")}
+            "out": params.get("out"), "geojson": params.get("geojson"), "csv": params.get("csv"),
+            **({"csv_metadata": metadata_path(params["csv"])} if params.get("csv") else {})}
 
 
 def text(r: dict) -> str:
     unit = Unit(r.get("unit", ""))
     model = (f"turn-aware, {r['restrictions']:,} turn restrictions obeyed" if r["turn_aware"]
              else "node-based: ignores turn restrictions and turn costs")
-    path = ([f"  path to {r['path_to']} ({unit.with_raw(r['path_distance'])}): "
+    path = ([f"  path to {r['path_to']}, {unit.with_raw(r['path_distance'])}: "
              + " ".join(map(str, r["path"]))] if "path" in r else [])
     return "\n".join([text_lines([f"{r['metric']} tree from {r['from']}: reached {r['reached']:,} of "
                                   f"{r['nodes']:,} nodes, farthest {unit.with_raw(r['max_distance'])}",

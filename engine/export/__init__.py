@@ -18,5 +18,6 @@ def write_path(graph, path, params: dict, properties: dict, title: str, descript
 
 def written_lines(r: dict) -> list[str]:
     """Command-line lines for the files a result says it wrote."""
-    return [f"  {name} written to {r[key]}" for key, name in (("geojson", "GeoJSON"), ("gpx", "GPX"),
-                                                             ("csv", "CSV")) if r.get(key)]
+    return [f"  {name} written to {r[key]}" for key, name in (
+        ("geojson", "GeoJSON"), ("gpx", "GPX"), ("csv", "CSV"),
+        ("csv_metadata", "its columns, units and attribution (CSVW metadata)")) if r.get(key)]

@@ -107,10 +107,14 @@ def test_tree_csv_has_one_row_per_node_with_distance_and_parent(capsys, graph, g
     out, npz = tmp_path / "tree.csv", tmp_path / "tree.npz"
     run_json(capsys, "tree", graph_file, "--from", ids(graph, S)[0], "--backend", "cpu",
              "--metric", "travel_time", "--csv", out, "--out", npz)
-    lines = out.read_text(encoding="utf-8").splitlines()
-    assert lines[0].startswith("#") and "travel_time" in lines[0] and "ds" in lines[0]
-    rows = list(csv.DictReader(lines[1:]))
+    with open(out, newline="", encoding="utf-8") as f:          # RFC 4180: the header first
+        rows = list(csv.DictReader(f))
+    assert out.read_bytes().startswith(b"node_id,distance,parent,lon,lat\r\n")
     assert list(rows[0]) == ["node_id", "distance", "parent", "lon", "lat"]
+    meta = json.loads((tmp_path / "tree.csv-metadata.json").read_text(encoding="utf-8"))   # CSVW
+    assert [c["name"] for c in meta["tableSchema"]["columns"]] == list(rows[0])
+    assert "travel_time" in meta["tableSchema"]["columns"][1]["dc:description"] and \
+        "in ds (deciseconds" in meta["tableSchema"]["columns"][1]["dc:description"]
     assert len(rows) == graph.num_nodes
     expected = oracle_for(graph, "travel_time").distances_from(S)      # turn-aware
     with np.load(npz) as z:

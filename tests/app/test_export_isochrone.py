@@ -78,7 +78,8 @@ def test_file_export_writes_the_route_and_the_tree(qtbot, window, graph, tmp_pat
     tree = show_tree(qtbot, window, A)
     table = tmp_path / "tree.csv"
     export(window).export_to(table)
-    rows = list(csv.DictReader(table.read_text(encoding="utf-8").splitlines()[1:]))
+    with open(table, newline="", encoding="utf-8") as f:            # the header row first
+        rows = list(csv.DictReader(f))
     assert len(rows) == graph.num_nodes
     expected = model_distances(graph, A, tree.tree.metric)
     assert [int(r["distance"]) if r["distance"] else -1 for r in rows] == expected.tolist()

@@ -97,6 +97,6 @@ class ExportController(Controller):
         write = shown[what].writer(path, ext)     # reads the session here, now
 
         def run() -> str:
-            write()
-            return f"the {what.replace('_', ' ')} to {path}"
+            said = write()                          # a writer may name a file written beside it
+            return f"the {what.replace('_', ' ')} to {path}" + (f"; {said}" if isinstance(said, str) else "")
         return run

@@ -211,8 +211,10 @@ class TreeController(Controller):
     def _writer(self, path, ext: str):
         from engine.export import csv, geojson
         g, tree = self.session.graph, self.session.tree.tree
-        module = geojson if ext == ".geojson" else csv
-        return lambda: module.write_tree(path, g, tree, unit_of(g.metric_units, tree.metric))
+        unit = unit_of(g.metric_units, tree.metric)
+        if ext == ".geojson":
+            return lambda: geojson.write_tree(path, g, tree, unit)
+        return lambda: f"its columns and attribution in {csv.write_tree(path, g, tree, unit)}"
 
     def _paint(self) -> None:
         bins, distance = self.session.tree_bins, self.session.tree.tree.distance

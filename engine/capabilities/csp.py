@@ -28,12 +28,18 @@ def run(workspace, params: dict, ctx):
     on_hierarchy = uses_hierarchy(params)
     if on_hierarchy and params.get("hierarchy_file"):
         _use_hierarchy_file(workspace, params, minimize, budget_metric)
+    from engine.csp import NoPathWithinBudget
     query = workspace.csp_query(minimize, budget_metric, bounds=not params.get("no_bounds"),
                                 lagrangian=params.get("lagrangian") or "auto",
                                 hierarchy=on_hierarchy)
-    budget = budget_in_raw_units(params.get("budget"), unit_of(workspace.graph.metric_units, budget_metric))
-    result = query.solve(int(params["source"]), int(params["target"]), budget,
-                         pareto=bool(params.get("pareto")), cancel=ctx.cancel)
+    unit = unit_of(workspace.graph.metric_units, budget_metric)
+    budget = budget_in_raw_units(params.get("budget"), unit)
+    try:
+        result = query.solve(int(params["source"]), int(params["target"]), budget,
+                             pareto=bool(params.get("pareto")), cancel=ctx.cancel)
+    except NoPathWithinBudget as e:              # said in the budget's unit
+        raise NoPathWithinBudget(f"no path within budget {unit.with_raw(budget)} of {budget_metric}: "
+                                 f"the least cost is {unit.with_raw(e.least_cost)}", e.least_cost) from None
     if params.get("geojson") or params.get("gpx"):
         _export(workspace, params, result, minimize, budget_metric)
     return result
@@ -170,14 +176,12 @@ def _k_history(r) -> list[int] | None:
 
 def text(r: dict) -> str:
     lu, bu = Unit(r.get("length_unit", "")), Unit(r.get("budget_unit", ""))
-    lines = [f"{r['minimize']} {r['length']:,} within {r['budget_metric']} budget {r['budget']:,}: "
-             f"cost {r['cost']:,}, {r['arcs']} arcs",
-             f"  {lu.format(r['length'])} within {bu.format(r['budget'])}: cost {bu.format(r['cost'])}",
+    lines = [f"{r['minimize']} {lu.with_raw(r['length'])} within {r['budget_metric']} budget "
+             f"{bu.with_raw(r['budget'])}: cost {bu.with_raw(r['cost'])}, {r['arcs']} arcs",
              f"  path: {' '.join(map(str, r['path']))}",
-             f"  bounds: the least cost is {r['least_cost']:,} ({bu.format(r['least_cost'])}); the "
-             f"shortest path has {r['minimize']} {r['shortest_length']:,} "
-             f"({lu.format(r['shortest_length'])}) at cost {r['shortest_cost']:,} "
-             f"({bu.format(r['shortest_cost'])})",
+             f"  bounds: the least cost is {bu.with_raw(r['least_cost'])}; the shortest path has "
+             f"{r['minimize']} {lu.with_raw(r['shortest_length'])} at cost "
+             f"{bu.with_raw(r['shortest_cost'])}",
              f"  answered by the {r['answered_by']}; labels: " +
              ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in r["labels"].items()),
              f"  time: bounds {r['ms']['bounds']:.2f} ms + labeling {r['ms']['labeling']:.2f} ms "
@@ -188,7 +192,7 @@ def text(r: dict) -> str:
                 else "from the start")
         lines.append(f"  Lagrangian bound {when}: {lag['steps']} LARAC steps, {lag['ms']:.2f} ms; "
                      f"lambda {lag['lambda']:.4g}; no path within the budget is shorter than "
-                     f"{lag['lower']:,.1f}, one of {lag['upper']:,} exists")
+                     f"{lu.format(lag['lower'])}, one of {lu.with_raw(lag['upper'])} exists")
     h = r.get("hierarchy")
     if h:
         where = "" if not h["file"] else \

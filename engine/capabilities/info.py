@@ -40,9 +40,9 @@ def text(r: dict) -> str:
     lines = [f"{r['source']}: {r['nodes']:,} nodes, {r['arcs']:,} arcs"]
     for name, m in r["metrics"].items():
         unit = Unit(m["unit"])
-        lines.append(f"  metric {name}: {m['min']:,}..{m['max']:,} {unit.name} "
-                     f"({unit.format(m['min'])} .. {unit.format(m['max'])})" if unit.kind else
-                     f"  metric {name}: {m['min']:,}..{m['max']:,} (unit not known)")
+        lines.append(f"  metric {name}: {unit.format(m['min'])} .. {unit.format(m['max'])} "
+                     f"(raw {m['min']:,}..{m['max']:,} {unit.name})" if unit.kind else
+                     f"  metric {name}: {m['min']:,}..{m['max']:,}, unit not known")
     lines += [f"  coordinates: {'yes' if r['coordinates'] else 'no'}",
               f"  arc attributes: {', '.join(r['arc_attributes']) or 'none'}",
               f"  arc geometry: {'yes' if r['arc_geometry'] else 'no'}",

@@ -129,9 +129,10 @@ def crp_route(workspace, params: dict) -> RouteAnswer:
     router = workspace.crp_router()
     path, ms = _timed_route(workspace, router, params)
     turns = path_turns(router, path.arcs)
+    unit = Unit(turns["unit"] or "")                 # the decoder's: the path's metric is its name
     return _exported(workspace, params, RouteAnswer(
-        path, router.name, router.label, ms, route_summary(workspace.graph, path), turns,
-        router.steps(), unit=Unit(turns["unit"] or ""),
+        path, router.name, router.label, ms, route_summary(workspace.graph, path, unit), turns,
+        router.steps(), unit=unit,
         restrictions=restrictions_in_force(workspace.graph)))
 
 

@@ -186,10 +186,34 @@ _selected: Backend | None = None
 
 
 def cpu_backend() -> Backend:
-    import platform
     import os
-    cpu = platform.processor() or platform.machine()
-    return Backend("cpu", np, f"{cpu}, {os.cpu_count()} cores (NumPy)")
+    return Backend("cpu", np, f"{cpu_model()}, {os.cpu_count()} cores (NumPy)")
+
+
+def cpu_model() -> str:
+    """The CPU's model name, as a person knows it ("AMD EPYC 7R13 Processor", "Intel
+    Xeon Platinum 8375C CPU @ 2.90GHz"): /proc/cpuinfo's "model name" on Linux, sysctl's
+    brand string on macOS, else platform.processor(); the architecture ("x86_64") only
+    when none of them names it. Trademark marks are dropped."""
+    import platform
+    import re
+    name = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        fields = {k.strip().lower(): v.strip() for k, v in fields.items()}
+        name = fields.get("model name") or fields.get("hardware") or fields.get("cpu model") or ""
+    except OSError:
+        pass
+    if not name and platform.system() == "Darwin":
+        import subprocess
+        try:
+            name = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True,
+                                  text=True, timeout=2).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            pass
+    name = name or platform.processor() or platform.machine() or "unknown CPU"
+    return re.sub(r"\s+", " ", re.sub(r"\((R|TM|tm|r)\)", "", name)).strip()
 
 
 def gpu_backend() -> Backend:

@@ -20,7 +20,9 @@ class RouteSummary:
     travel_time_raw: int | None      # the time metric's own value when its unit is unknown
     unit: Unit = Unit("")            # the routed metric's unit
 
-    def text(self, compute_ms: float | None = None) -> str:
+    def text(self, compute_ms: float | None = None, cost: bool = True) -> str:
+        """"2.35 km · 2:24 min · 31 arcs · travel_time 2:50 min"; ``cost`` False leaves
+        the path's cost out (its caller says it already)."""
         parts = []
         if self.length_m is not None:
             parts.append(format_length(self.length_m))
@@ -29,10 +31,9 @@ class RouteSummary:
         elif self.travel_time_raw is not None:
             parts.append(f"travel_time {Unit('').format(self.travel_time_raw)}")
         parts.append(f"{self.num_arcs:,} arcs")
-        if self.unit.kind:                   # its value is the length or the time above
-            parts.append(f"minimizing {self.metric}")
-        else:
-            parts.append(f"{self.metric} {self.unit.format(self.cost)}")
+        if cost:       # said once when it is the length or the time above; else (a
+            shown = self.unit.format(self.cost)      # decoder's, turn costs paid) beside them
+            parts.append(f"minimizing {self.metric}" if shown in parts else f"{self.metric} {shown}")
         if compute_ms is not None:
             parts.append(f"computed in {compute_ms:.2f} ms")
         return " · ".join(parts)
@@ -50,7 +51,9 @@ def path_length_m(graph: RoadGraph, arcs: np.ndarray) -> float | None:
     return None
 
 
-def route_summary(graph: RoadGraph, path: Path) -> RouteSummary:
+def route_summary(graph: RoadGraph, path: Path, cost_unit: Unit | None = None) -> RouteSummary:
+    """``cost_unit``: the unit of the path's cost when its metric is not one of the graph's
+    (a CRP decoder's); by default the graph's unit of ``path.metric``."""
     time_s = time_raw = None
     if "travel_time" in graph.metrics:
         raw = int(graph.metrics["travel_time"][path.arcs].astype(np.int64).sum())
@@ -61,4 +64,4 @@ def route_summary(graph: RoadGraph, path: Path) -> RouteSummary:
             time_raw = raw
     return RouteSummary(path.metric, path.distance, path.num_arcs,
                         path_length_m(graph, path.arcs), time_s, time_raw,
-                        unit_of(graph.metric_units, path.metric))
+                        cost_unit or unit_of(graph.metric_units, path.metric))

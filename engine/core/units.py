@@ -27,7 +27,7 @@ TIME_UNITS = {"ms": 0.001, "cs": 0.01, "ds": 0.1, "s": 1.0, "min": 60.0, "h": 36
 UNKNOWN = "units"
 WORDS = {"mm": "millimetres", "cm": "centimetres", "dm": "decimetres", "m": "metres",
          "km": "kilometres", "ms": "milliseconds", "cs": "centiseconds", "ds": "deciseconds",
-         "s": "seconds", "min": "minutes", "h": "hours", "µh": "microhours (3.6 ms)"}
+         "s": "seconds", "min": "minutes", "h": "hours", "µh": "microhours, 3.6 ms each"}
 
 ROAD_SPEED_KMH = (15.0, 110.0)     # plausible median arc speed of a road network
 MAX_P95_KMH = 160.0
@@ -71,9 +71,11 @@ class Unit:
         return f"{raw:,.0f} {UNKNOWN}" if float(raw).is_integer() else f"{raw:,.2f} {UNKNOWN}"
 
     def with_raw(self, raw: int) -> str:
-        """The display form with the raw value beside it when they differ:
-        "6.55 km (65,470 dm)", "1,809,843 units"."""
-        return self.format(raw) + (f" ({raw:,} {self.symbol})" if self.kind else "")
+        """The display form with the raw value beside it where that adds information:
+        "6.55 km (65,470 dm)", "20:43 min (12,428 ds)"; "745 m", "45 s" (the same
+        value twice would say nothing); "1,809,843 units" (no unit to convert to)."""
+        shown, exact = self.format(raw), f"{raw:,} {self.symbol}"
+        return shown if not self.kind or shown == exact else f"{shown} ({exact})"
 
     def axis(self) -> tuple[float, str]:
         """(factor, suffix) for charts and legends: km for lengths, min for times."""
@@ -101,15 +103,24 @@ def unit_of(metric_units: dict, metric: str) -> Unit:
 
 
 def format_length(metres: float) -> str:
-    if abs(metres) < 1000:
+    """"850 m", "12.34 km", "123.5 km"; a non-zero length under a metre keeps two
+    significant digits ("0.1 m", never "0 m")."""
+    if 0 < abs(metres) < 0.995:
+        return f"{metres:.2g} m"
+    if abs(metres) < 999.5:
         return f"{metres:,.0f} m"
-    km = metres / 1000
-    return f"{km:,.2f} km" if abs(km) < 100 else f"{km:,.1f} km" if abs(km) < 1000 else f"{km:,.0f} km"
+    km = abs(metres) / 1000        # the digits by the rounded size: 99.999 km is "100.0 km"
+    digits = 2 if km < 99.995 else 1 if km < 999.95 else 0
+    return f"{metres / 1000:,.{digits}f} km"
 
 
 def format_duration(seconds: float) -> str:
-    """h:mm:ss with the unit of the largest part: "45 s", "14:05 min", "1:02:05 h"."""
+    """h:mm:ss with the unit of the largest part: "45 s", "14:05 min", "1:02:05 h"; a
+    non-zero time under a second keeps two significant digits ("0.1 s", "3.6 ms")."""
     sign = "−" if seconds < 0 else ""
+    if 0 < abs(seconds) < 0.995:
+        small = abs(seconds)
+        return f"{sign}{small * 1000:.2g} ms" if small < 0.0995 else f"{sign}{small:.2g} s"
     total = int(round(abs(seconds)))
     h, rem = divmod(total, 3600)
     m, s = divmod(rem, 60)

@@ -23,6 +23,32 @@ def test_display_forms():
     assert Unit("dm").axis() == (pytest.approx(1e-4), "km") and Unit("").axis() == (1.0, "units")
 
 
+def test_small_zero_and_large_values():
+    """Sub-metre and sub-second values keep two significant digits (1 dm is "0.1 m",
+    never "0 m"); zero is "0 m" / "0 s"; large values keep their magnitude."""
+    assert format_length(0) == "0 m" and format_duration(0) == "0 s"
+    assert Unit("dm").format(1) == "0.1 m" and Unit("cm").format(35) == "0.35 m"
+    assert Unit("mm").format(1) == "0.001 m" and Unit("dm").format(9) == "0.9 m"
+    assert Unit("dm").format(10) == "1 m" and format_length(0.999) == "1 m"
+    assert Unit("ds").format(1) == "0.1 s" and Unit("µh").format(1) == "3.6 ms"
+    assert Unit("ms").format(5) == "5 ms" and Unit("cs").format(50) == "0.5 s"
+    assert format_length(999.4) == "999 m" and format_length(999.6) == "1.00 km"
+    assert format_length(99_999) == "100.0 km" and format_length(1_234_567) == "1,235 km"
+    assert format_length(-0.5) == "-0.5 m" and format_duration(-0.5) == "−0.5 s"
+    assert format_duration(59.6) == "1:00 min" and format_duration(86_400 * 3) == "72:00:00 h"
+    assert Unit("dm").format(2**31 - 1) == "214,748 km" and Unit("").format(0.5) == "0.50 units"
+
+
+def test_the_raw_value_only_where_it_adds_information():
+    """"20:43 min (12,428 ds)" and "0.1 m (1 dm)" say more than one value; "745 m
+    (745 m)" and "45 s (45 s)" would say one value twice, so they are "745 m", "45 s"."""
+    assert Unit("ds").with_raw(12_428) == "20:43 min (12,428 ds)"
+    assert Unit("m").with_raw(745) == "745 m" and Unit("s").with_raw(45) == "45 s"
+    assert Unit("m").with_raw(2_398) == "2.40 km (2,398 m)" and Unit("dm").with_raw(1) == "0.1 m (1 dm)"
+    assert Unit("m").with_raw(0) == "0 m" and Unit("").with_raw(7) == "7 units"
+    assert "(" not in Unit("µh").words                    # "(in microhours (3.6 ms))" nested
+
+
 def test_amounts_with_and_without_units():
     assert parse_amounts("300,600,900", Unit("ds")) == [3000, 6000, 9000]     # seconds
     assert parse_amounts("5min, 10 min", Unit("s")) == [300, 600]

@@ -268,8 +268,8 @@ class CspController(Controller):
         unit = self.session.graph.metric_units.get(self._key[3], "")
         budget = metric_text(job.params["budget"], unit)
         below = self.scale is not None and job.params["budget"] < self.scale.least
-        least = metric_text(self.scale.least, unit) if below else ""    # the message in real units
-        self._error(red(f"{message} = {least}" if least else message))
+        least = metric_text(self.scale.least, unit) if below else ""
+        self._error(red(message))                     # the engine's words are in the budget's unit
         self.summary.setText(grey("No constrained path: raise the budget."))
         self._show(None)
         self.charts.show_failure(job.params["budget"], self._refs, f"no path within budget {budget}"

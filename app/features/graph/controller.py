@@ -88,7 +88,8 @@ class GraphController(Controller):
         name = g.source or "graph"
         self.window.setWindowTitle(f"RouteLab — {name}")
         self.window.size_label.setText(f"{g.num_nodes:,} nodes · {g.num_arcs:,} arcs")
-        units = ", ".join(f"{m} (in {unit_of(g.metric_units, m).words})" for m in g.metric_names)
+        units = ", ".join(f"{m} (in {u.words})" if u.kind else f"{m} (unit not known)"
+                          for m, u in ((m, unit_of(g.metric_units, m)) for m in g.metric_names))
         info = [f"<b>{name}</b>", f"{g.num_nodes:,} nodes, {g.num_arcs:,} arcs · loaded in {result.seconds:.2f} s",
                 f"metrics: {units}"]
         if g.data_license:

@@ -24,6 +24,9 @@ from app.widgets import button_row, dot_label, grey, red, selectable_label
 
 HINT = ("Click: start, then destination · Shift+click: move start · right-click: menu · "
         "drag markers · X: swap · Esc: clear · T: tree mode · wheel: zoom · drag: pan · F: fit")
+METRIC_TIP = "The metric routes minimize (trees use it too)"
+DECODER_TIP = ("Routes use the CRP decoder of the Metric (CRP) dock; untick its \"Routes use "
+               "this metric\" to route on a metric of the graph again")
 
 
 @register_controller
@@ -51,7 +54,7 @@ class RouteController(Controller):
         for which, edit in (("source", self.source_edit), ("target", self.target_edit)):
             edit.setFocusPolicy(Qt.ClickFocus)   # keys (X, F, Esc) go to the map until clicked
             edit.returnPressed.connect(lambda which=which: self._on_id_typed(which))
-        self.metric_combo = QComboBox()
+        self.metric_combo = QComboBox(toolTip=METRIC_TIP)
         self.metric_combo.currentTextChanged.connect(self._on_metric_changed)
         form.addRow(dot_label(style.SOURCE_COLOR, "From"), self.source_edit)
         form.addRow(dot_label(style.TARGET_COLOR, "To"), self.target_edit)
@@ -124,9 +127,30 @@ class RouteController(Controller):
             edit.setText("" if node is None or s.graph is None else str(s.node_id(node)))
 
     def _on_metric_changed(self, metric: str) -> None:
-        if metric:
+        if metric and self.metric_combo.isEnabled():
             self.session.metric = metric
             self.window.endpoints_changed("metric")
+
+    def _show_metric(self) -> None:
+        """The Metric box names what routes minimize: the CRP decoder while routes use
+        it (locked: the Metric (CRP) dock chooses it), else the graph's metric (trees
+        and modes that answer the endpoints their own way use that one)."""
+        s, box = self.session, self.metric_combo
+        if s.graph is None:
+            return
+        routes_use_it = s.crp_routes and s.cell_metric is not None and not self.window.owns_endpoints(s.mode)
+        decoder = s.cell_metric.name if routes_use_it else None
+        items = [f"{decoder} (CRP decoder)"] if decoder else list(s.graph.metric_names)
+        if [box.itemText(i) for i in range(box.count())] != items:
+            box.blockSignals(True)
+            box.clear()
+            box.addItems(items)
+            box.blockSignals(False)
+        box.blockSignals(True)
+        box.setCurrentText(items[0] if decoder else s.metric)
+        box.blockSignals(False)
+        box.setEnabled(decoder is None)
+        box.setToolTip(DECODER_TIP if decoder else METRIC_TIP)
 
     def context_menu(self, menu, node: int) -> None:
         menu.addAction("Route from here", lambda: self._route_end("source", node))
@@ -144,19 +168,19 @@ class RouteController(Controller):
         g = self.session.graph
         self.engine.drop("route")
         self.show(None, "")
-        self.metric_combo.blockSignals(True)
-        self.metric_combo.clear()
-        self.metric_combo.addItems(g.metric_names)
-        self.metric_combo.blockSignals(False)
+        self._show_metric()
         self._update_fields()
 
     def endpoints_changed(self, which: str, live: bool = False) -> None:
         """``which`` "metric" (a new metric or decoder): the route now stays as a ghost.
         Modes whose feature owns the endpoints (it answers them its own way) get no route."""
+        if which == "metric":
+            self._show_metric()
         if not self.window.owns_endpoints(self.session.mode):
             self.request(live, before=self.session.route if which == "metric" else None)
 
     def mode_changed(self, old: str, new: str) -> None:
+        self._show_metric()
         owned_before, owned_now = self.window.owns_endpoints(old), self.window.owns_endpoints(new)
         if owned_before or owned_now:
             self.engine.drop("route")
@@ -204,6 +228,7 @@ class RouteController(Controller):
         an answer to a request after a metric change: ``before`` becomes the ghost."""
         self._before = before if before is not None and before.source == params["source"] \
             and before.target == params["target"] else None
+        self._show_metric()                              # a customization's route: its decoder
         self._draw(params, answer)
 
     def on_result(self, job, a) -> None:

@@ -260,8 +260,9 @@ class TreeController(Controller):
             self.window.show_route(None, f"node {s.node_id(node)}: {e}", error=pinned)
             return
         xy = None if s.drawing is None else route_polyline(s.drawing.points, g, path.arcs)
-        text = (f"<b>{s.tree_bins.unit.format(path.distance)}</b> from node {s.node_id(t.source)} "
-                f"to node {s.node_id(node)}<br>{route_summary(g, path).text()}")
+        cost = unit_of(g.metric_units, t.metric).format(path.distance)      # h:mm:ss, km and m
+        text = (f"<b>{cost}</b> from node {s.node_id(t.source)} to node {s.node_id(node)}<br>"
+                f"{route_summary(g, path).text(cost=False)}")
         self.window.show_route(ShownRoute(t.source, node, t.metric, path, xy, text), text)
 
     def _on_node_hovered(self, node: int) -> None:
@@ -269,7 +270,8 @@ class TreeController(Controller):
         if s.tree is None:
             return
         d = s.tree.tree.distance
-        far = "cannot be reached" if d[node] < 0 else s.tree_bins.unit.format(int(d[node]))
+        far = "cannot be reached" if d[node] < 0 else \
+            unit_of(s.graph.metric_units, s.tree.tree.metric).format(int(d[node]))
         self.window.statusBar().showMessage(f"node {s.node_id(node)}: {far}", 4000)
         if s.target is None:       # a clicked destination stays until the next click
             self.show_path(node, pinned=False)

@@ -30,7 +30,10 @@ Schema (every key but ``name`` and ``kind`` is optional)::
     u_turn = "forbidden"          # any turn type may be "forbidden"
 
 An explicit ``slight_left`` (etc.) overrides the shorthand. Errors read
-``file:line: field: reason``.
+``file:line: field: reason``. Before tomllib reads a text (it recurses into arrays and
+inline tables, and a long dotted key costs it quadratic time), the text is bounded:
+MAX_TOML_BYTES, arrays and inline tables nested at most MAX_TOML_DEPTH deep, dotted
+keys of at most MAX_TOML_DEPTH parts.
 """
 from __future__ import annotations
 
@@ -57,6 +60,8 @@ _TOP_KEYS = ("name", "description", "kind", "metric", "scale", "use_maxspeed",
              "max_speed", "forbid", "expression", "speeds", "multipliers", "turns")
 _TABLES = ("speeds", "multipliers", "turns")
 MAX_SPEED_KMH, MAX_VALUE = 500.0, 1e6
+MAX_TOML_BYTES = 2**18       # a decoder is a few hundred bytes
+MAX_TOML_DEPTH = 16          # a decoder nests 2 deep: [turns], then key = value
 
 
 class DecoderError(ValueError):
@@ -134,20 +139,35 @@ def load_decoder(name_or_path) -> Decoder:
         if not path.exists():
             raise DecoderError(f"{text}: no such decoder (shipped: "
                                f"{', '.join(shipped_decoders())})")
+    return parse_decoder(_read(path), source=str(path))
+
+
+def _read(path: Path) -> str:
+    """A decoder file's text: a regular file of at most MAX_TOML_BYTES."""
+    import stat
     try:
-        content = path.read_text(encoding="utf-8")
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise DecoderError(f"{path}: not a regular file (a decoder is a .toml file)")
+        if info.st_size > MAX_TOML_BYTES:
+            raise DecoderError(f"{path}: file too large ({info.st_size:,} bytes; a decoder "
+                               f"is at most {MAX_TOML_BYTES:,})")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise DecoderError(f"{path}: cannot read: {e}") from None
-    return parse_decoder(content, source=str(path))
+        reason = e.strerror.lower() if isinstance(e, OSError) and e.strerror else e
+        raise DecoderError(f"{path}: cannot read: {reason}") from None
 
 
 def parse_decoder(text: str, source: str = "<text>") -> Decoder:
     """The decoder in TOML ``text``; ``source`` names it in error messages."""
+    _check_bounds(text, source)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         match = re.search(r"line (\d+)", str(e))
         raise DecoderError(f"{source}:{match.group(1) if match else 1}: syntax: {e}") from None
+    except RecursionError:           # _check_bounds keeps tomllib far from it
+        raise DecoderError(f"{source}:1: syntax: nested too deeply") from None
     check = _Checker(text, source)
     for key in data:
         if key not in _TOP_KEYS:
@@ -170,6 +190,41 @@ def parse_decoder(text: str, source: str = "<text>") -> Decoder:
     if kind != "metric" and "scale" in data:
         check.fail(None, "scale", 'only a kind = "metric" decoder has a scale')
     return decoder
+
+
+_TOML_SCAN = re.compile(r'''      # a string left open runs to its line's end (the text's):
+    (?P<string>"""(?:\\.|[^\\])*?(?:"{3,5}|\\?\Z)  # one pass, never a rescan per quote;
+      | '{3}.*?(?:'{3,5}|\Z)                        # up to 2 quotes may end the content
+      | "(?:\\[^\n]|[^"\\\n])*(?:"|\\?(?=\n)|\\?\Z)
+      | '[^'\n]*(?:'|(?=\n)|\Z))
+  | (?P<comment>\#[^\n]*)
+  | (?P<open>[\[{]) | (?P<close>[\]}]) | (?P<dot>\.) | (?P<newline>\n)
+''', re.VERBOSE | re.DOTALL)
+_KEY_GAP = re.compile(r"[A-Za-z0-9_\- \t]*")     # between the parts of a dotted key
+_ENDS_KEY = ("open", "close", "newline", "comment")
+
+
+def _check_bounds(text: str, source: str) -> None:
+    """DecoderError for a text tomllib should not be given: too long, arrays or inline
+    tables nested more than MAX_TOML_DEPTH deep, a dotted key of more parts."""
+    if len(text) > MAX_TOML_BYTES:
+        raise DecoderError(f"{source}:1: the decoder is longer than {MAX_TOML_BYTES:,} "
+                           "characters")
+    line, depth, parts, end = 1, 0, 1, 0
+    for match in _TOML_SCAN.finditer(text):
+        kind = match.lastgroup
+        if kind in _ENDS_KEY or not _KEY_GAP.fullmatch(text, end, match.start()):
+            parts = 1                                  # no dotted key goes on here
+        end = match.end()
+        depth = depth + 1 if kind == "open" else max(depth - 1, 0) if kind == "close" else depth
+        parts += kind == "dot"
+        if depth > MAX_TOML_DEPTH:
+            raise DecoderError(f"{source}:{line}: syntax: arrays and inline tables nested "
+                               f"more than {MAX_TOML_DEPTH} deep")
+        if parts > MAX_TOML_DEPTH:
+            raise DecoderError(f"{source}:{line}: syntax: a dotted key of more than "
+                               f"{MAX_TOML_DEPTH} parts")
+        line += match.group().count("\n")
 
 
 def _metric(check: "_Checker", data: dict, kind: str) -> str | None:

@@ -19,6 +19,11 @@ Values are float64; a comparison, ``and``, ``or`` and ``not`` give 1.0 or 0.0 (a
 non-zero value is true). Functions: min(a, b), max(a, b), where(cond, a, b),
 clamp(x, lo, hi). Names: the arc properties in PROPERTIES, the road classes
 (``road_class == motorway``) and the graph's metric columns (KNOWN_METRICS).
+
+Bounds, checked by the parser itself (ExpressionError at the column, never Python's
+recursion limit): MAX_LENGTH characters, nesting at most MAX_DEPTH deep (each '(',
+function call, sign and 'not' opens a level) and at most MAX_CODE steps (one per
+number, name and operator), so every later walk of the tree is shallow.
 """
 from __future__ import annotations
 
@@ -45,6 +50,7 @@ _BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "div", "<": "lt", "<=": "le"
            ">": "gt", ">=": "ge", "==": "eq", "!=": "ne", "and": "and", "or": "or"}
 MAX_CODE, MAX_CONSTS, MAX_STACK = 192, 48, 16   # 192*4 + 48*8 bytes < 1.2 KB
 MAX_LENGTH = 2000
+MAX_DEPTH = 32       # nesting levels; each costs the parser about a dozen Python frames
 
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
@@ -117,6 +123,22 @@ def parse(text: str):
 class _Parser:
     def __init__(self, tokens: list[Token]) -> None:
         self.tokens, self.i = tokens, 0
+        self.depth = self.steps = 0
+
+    def enter(self, token: Token) -> None:
+        """One level deeper, opened at ``token``."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.fail(token, f"nested more than {MAX_DEPTH} deep (each '(', function call, "
+                             "sign and 'not' opens a level)")
+
+    def step(self, token: Token, tree: tuple) -> tuple:
+        """``tree``, one step of the program, made at ``token``."""
+        self.steps += 1
+        if self.steps > MAX_CODE:
+            self.fail(token, f"the expression is too large (more than {MAX_CODE} steps: "
+                             "numbers, names and operators)")
+        return tree
 
     def peek(self) -> Token:
         token = self.tokens[self.i]
@@ -139,7 +161,7 @@ class _Parser:
     def binary(self, operand, ops: tuple[str, ...]):
         left = operand()
         while (token := self.accept(*ops)) is not None:
-            left = (_BINARY[token.text], token.column, left, operand())
+            left = self.step(token, (_BINARY[token.text], token.column, left, operand()))
         return left
 
     def expr(self):
@@ -150,14 +172,19 @@ class _Parser:
 
     def negation(self):
         token = self.accept("not")
-        return ("not", token.column, self.negation()) if token else self.compare()
+        if token is None:
+            return self.compare()
+        self.enter(token)
+        tree = self.step(token, ("not", token.column, self.negation()))
+        self.depth -= 1
+        return tree
 
     def compare(self):
         ops = ("<", "<=", ">", ">=", "==", "!=")
         left = self.sum()
         if (token := self.accept(*ops)) is None:
             return left
-        tree = (_BINARY[token.text], token.column, left, self.sum())
+        tree = self.step(token, (_BINARY[token.text], token.column, left, self.sum()))
         if (again := self.accept(*ops)) is not None:
             self.fail(again, "comparisons cannot be chained (use 'and')")
         return tree
@@ -169,24 +196,31 @@ class _Parser:
         return self.binary(self.unary, ("*", "/"))
 
     def unary(self):
-        if (token := self.accept("-", "+")) is not None:
-            operand = self.unary()
-            return ("neg", token.column, operand) if token.text == "-" else operand
-        return self.atom()
+        if (token := self.accept("-", "+")) is None:
+            return self.atom()
+        self.enter(token)
+        operand = self.unary()
+        self.depth -= 1
+        return self.step(token, ("neg", token.column, operand)) if token.text == "-" else operand
 
     def atom(self):
         token = self.take()
         if token.kind == "number":
-            return ("num", float(token.text), token.column)
+            return self.step(token, ("num", float(token.text), token.column))
         if token.kind == "op" and token.text == "(":
+            self.enter(token)
             tree = self.expr()
             self.close(token)
+            self.depth -= 1
             return tree
         if token.kind == "name" and token.text not in ("and", "or", "not"):
             if self.accept("("):
-                return self.call(token)
+                self.enter(token)
+                tree = self.call(token)
+                self.depth -= 1
+                return tree
             _check_name(token)
-            return ("name", token.text, token.column)
+            return self.step(token, ("name", token.text, token.column))
         self.fail(token, "expected a number, a name or '(' but found " + _describe(token))
 
     def call(self, name: Token):
@@ -200,7 +234,7 @@ class _Parser:
         if len(args) != FUNCTIONS[name.text]:
             self.fail(name, f"{name.text}() takes {FUNCTIONS[name.text]} arguments, "
                             f"got {len(args)}")
-        return (name.text, name.column, *args)
+        return self.step(name, (name.text, name.column, *args))
 
     def close(self, opening: Token) -> None:
         token = self.peek()
@@ -233,11 +267,14 @@ def _check_name(token: Token) -> None:
 
 def names_in(tree) -> set[tuple[str, int]]:
     """(name, column) of every property or metric the tree reads."""
-    if tree[0] == "num":
-        return set()
-    if tree[0] == "name":
-        return set() if tree[1] in ROAD_CLASS_INDEX else {(tree[1], tree[2])}
-    return set().union(*(names_in(t) for t in tree[2:]))
+    names, todo = set(), [tree]
+    while todo:
+        node = todo.pop()
+        if node[0] == "name" and node[1] not in ROAD_CLASS_INDEX:
+            names.add((node[1], node[2]))
+        elif node[0] not in ("num", "name"):
+            todo.extend(node[2:])
+    return names
 
 
 def compile_program(tree, metric_names: list[str]) -> Program:

@@ -30,6 +30,7 @@ FORMAT = "routelab-partition"
 VERSION = 1
 QUERY_SIZES = (8, 11, 14, 17)     # cells of 256 .. 131072 nodes
 MEZZANINE = 5                     # cells of 32 nodes, below the lowest query level
+MAX_SEED = 2**31 - 1              # METIS seeds its generator from a C int: 2^32 gives seed 0's cells
 _ARRAYS = ("cell_sizes_log2", "query_level", "cell_of")
 
 
@@ -41,6 +42,7 @@ class Partition:
     seed: int = 0
     graph_key: str = ""                # engine.io.partition_file.graph_key of its graph
     partition_ms: float = 0.0
+    source: str = ""                   # the file it was loaded from ("": made here)
 
     @property
     def num_levels(self) -> int:
@@ -99,14 +101,14 @@ class Partition:
         check_partition(path, num_nodes=graph.num_nodes, **{k: arrays[k] for k in _ARRAYS})
         return _frozen(arrays["cell_sizes_log2"].tolist(), arrays["query_level"],
                        arrays["cell_of"], meta["seed"], meta["graph_key"],
-                       float(meta["partition_ms"]))
+                       float(meta["partition_ms"]), source=str(path))
 
 
-def _frozen(sizes, flags, cell_of, seed, key, ms) -> Partition:
+def _frozen(sizes, flags, cell_of, seed, key, ms, source: str = "") -> Partition:
     flags, cell_of = np.array(flags, dtype=bool), np.ascontiguousarray(cell_of, dtype=np.int32)
     flags.setflags(write=False)
     cell_of.setflags(write=False)
-    return Partition(tuple(int(k) for k in sizes), flags, cell_of, int(seed), key, ms)
+    return Partition(tuple(int(k) for k in sizes), flags, cell_of, int(seed), key, ms, source)
 
 
 def partition_report(graph, partition: Partition) -> dict:
@@ -165,6 +167,7 @@ def partition_graph(graph, levels=None, mezzanine=None, seed: int = 0, progress=
     seed give bit-identical cells. ``cancel`` is a CancelToken (or a callable that
     returns True to cancel); cancellation raises engine.core.progress.Cancelled."""
     start = time.perf_counter()
+    seed = checked_seed(seed)
     n = graph.num_nodes
     sizes, flags = merge_levels(n, levels, mezzanine)
     progress = progress or no_progress
@@ -180,6 +183,24 @@ def partition_graph(graph, levels=None, mezzanine=None, seed: int = 0, progress=
     progress(1.0, "partitioned")
     ms = (time.perf_counter() - start) * 1000.0
     return _frozen(sizes, flags, cell_of, seed, graph_key(graph), ms)
+
+
+def checked_seed(seed) -> int:
+    """``seed`` as an int in METIS's range 0..MAX_SEED; ValueError otherwise (a larger
+    one would silently wrap to another seed's cells)."""
+    value = None
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        value = int(seed)
+    elif isinstance(seed, (float, np.floating)) and math.isfinite(seed) and float(seed).is_integer():
+        value = int(seed)
+    if value is None or not 0 <= value <= MAX_SEED:
+        try:
+            shown = f"{float(seed):.6g}" if abs(float(seed)) >= 1e15 else str(seed)
+        except (TypeError, ValueError, OverflowError):
+            shown = repr(seed)
+        raise ValueError(f"the seed must be a whole number in 0..{MAX_SEED:,} (METIS's range), "
+                         f"got {shown}")
+    return value
 
 
 def _undirected(graph) -> tuple[np.ndarray, np.ndarray]:

@@ -14,6 +14,11 @@ boundary arcs of level l-1 with their head in the cell (entries first) plus the
 exits, joined by the subcells' shortcut matrices. Every local edge names the index of
 its weight in the level below (a turn id for l = 0, a position in S_{l-1} above), so
 a new metric only gathers weights: the layout is built here, once.
+
+The matrices grow with entries x exits per cell, so a partition with poor cells (random
+ones on NY: hundreds of GiB) is refused before anything is built: ``matrix_bytes``
+estimates the overlay and one customization from the partition alone and the Overlay
+checks it against the memory budget (engine.io.limits).
 """
 from __future__ import annotations
 
@@ -23,6 +28,10 @@ import numpy as np
 
 from engine.core.turns import Turns, turn_graph
 from engine.core.graph import csr_offsets
+from engine.io.limits import check_allocation
+
+EDGE_BYTES, EDGE_BUILD_BYTES = 16, 40   # a local edge of a level above 0 kept; its level's build
+SHORTCUT_BYTES = 4                      # a customization's S_l entry (int32)
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,6 +69,9 @@ class Overlay:
     def __init__(self, graph, partition, turns: Turns | None = None) -> None:
         import time
         t0 = time.perf_counter()
+        nbytes, shortcuts = matrix_bytes(graph, partition)
+        check_allocation(nbytes, f"the CRP overlay of this partition ({shortcuts:,} shortcuts in "
+                                 "its cell matrices)", getattr(partition, "source", "") or None)
         self.graph = graph
         self.partition = partition
         self.turns = turns if turns is not None else turn_graph(graph)
@@ -156,6 +168,33 @@ class Overlay:
         src = t.entry_arc[t.entry_first[cell] + r]
         dst = t.exit_arc[t.exit_first[cell] + j]
         return src, dst, np.arange(size.sum(), dtype=np.int64)
+
+
+def matrix_bytes(graph, partition) -> tuple[int, int]:
+    """(bytes, shortcuts): the peak of building the overlay of ``partition`` and of one
+    customization on it, estimated from the cells' entries and exits in O(levels x arcs)
+    (nothing of the matrices' size allocated). A level above 0 has one local edge per
+    shortcut of the level below; they stay, and building the largest level takes
+    EDGE_BUILD_BYTES each for a while; customizing adds every S_l and the unpacking
+    trees (entries x other local vertices, engine.crp.customization.trees). Within 15 %
+    of the measured peak resident memory on random partitions of Heidelberg (0.4-1.5 GB)."""
+    tail, head = graph.tail, graph.head
+    edges = largest = shortcuts = tree_slots = widest = 0
+    below, below_crossing = 0, None
+    for level, cells in enumerate(np.asarray(partition.cell_of)):
+        num_cells = int(cells.max()) + 1 if cells.size else 0
+        crossing = cells[tail] != cells[head]
+        ne = np.bincount(cells[head[crossing]], minlength=num_cells).astype(np.int64)
+        nx = np.bincount(cells[tail[crossing]], minlength=num_cells).astype(np.int64)
+        if level > 0:
+            nv = np.bincount(cells[head[below_crossing]], minlength=num_cells) + nx
+            tree_slots += int((ne * (nv - ne)).sum())
+            widest = max(widest, int(nv.max(initial=0)))
+            edges, largest = edges + below, max(largest, below)
+        below, below_crossing = int((ne * nx).sum()), crossing
+        shortcuts += below
+    metric = SHORTCUT_BYTES * shortcuts + tree_slots * (2 if widest < 2**15 else 4)
+    return EDGE_BYTES * edges + max(EDGE_BUILD_BYTES * largest, metric), shortcuts
 
 
 def _grouped(arcs: np.ndarray, cell: np.ndarray, num_cells: int, arc_to_boundary: np.ndarray,

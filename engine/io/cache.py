@@ -11,13 +11,20 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.core.graph import GraphError, RoadGraph, TurnRestrictions, path_cost_bound
+from engine.core.graph import ROAD_CLASSES, GraphError, RoadGraph, TurnRestrictions, path_cost_bound
 from engine.io.checks import INT32_MAX, in_range, need, offsets
 from engine.io.errors import LoadError
 from engine.io.npz import read_meta, read_npz, write_npz
 
 FORMAT = "routelab-graph"
 VERSION = 1
+# The arc attributes the engine reads (decoders, summaries): (dtype kinds, least, most).
+# Any other attribute is one number or flag per arc; every attribute is 1-D.
+KNOWN_ATTRS = {"length_m": ("fiu", 0, INT32_MAX), "speed_kmh": ("fiu", 0, 10_000),
+               "road_class": ("iu", 0, len(ROAD_CLASSES) - 1), "lanes": ("iu", 0, 127),
+               "oneway": ("biu", 0, 1), "toll": ("biu", 0, 1), "roundabout": ("biu", 0, 1),
+               "unpaved": ("biu", 0, 1)}
+LON, LAT = (-180.0, 180.0), (-90.0, 90.0)
 
 
 def save_cache(graph: RoadGraph, path) -> Path:
@@ -117,15 +124,47 @@ def check_graph_arrays(path, *, first_out, head, node_id, metrics: dict, arc_att
     for name, w in metrics.items():
         check_metric(path, name, w, n, m)
     for name, a in (arc_attrs or {}).items():
-        if not isinstance(a, np.ndarray) or a.ndim == 0 or a.shape[0] != m:
-            raise LoadError(path, f"attribute {name!r} must have one value per arc ({m})")
+        check_attribute(path, name, a, m)
     if (lon is None) != (lat is None):
         raise LoadError(path, "coordinates need both lon and lat")
-    for name, c in (("lon", lon), ("lat", lat)):
-        if c is not None and not np.isfinite(need(path, c, name, np.float64, (n,))).all():
-            raise LoadError(path, f"{name} holds a value that is not finite")
+    for name, c, bounds in (("lon", lon, LON), ("lat", lat, LAT)):
+        if c is not None:
+            _check_degrees(path, need(path, c, name, np.float64, (n,)), name, bounds)
     _check_geometry(path, geometry_first, geometry_lonlat, m)
     _check_turns(path, turn_from_arc, turn_to_arc, first_out, head)
+
+
+def check_attribute(path, name: str, a, m: int) -> None:
+    """One number or flag per arc (1-D, a numeric dtype); a known attribute (KNOWN_ATTRS)
+    also of its kind and in its range, finite."""
+    what = f"attribute {name!r}"
+    if not isinstance(a, np.ndarray) or a.shape != (m,):
+        shape = a.shape if isinstance(a, np.ndarray) else type(a).__name__
+        raise LoadError(path, f"{what} must have one value per arc, shape ({m},); it has {shape}")
+    kinds, low, high = KNOWN_ATTRS.get(name, ("biuf", None, None))
+    if a.dtype.kind not in kinds:
+        raise LoadError(path, f"{what} has dtype {a.dtype.str}, expected "
+                              f"{_KIND_NAMES[kinds]}")
+    if a.dtype.kind == "f" and a.size and not np.isfinite(a).all():
+        raise LoadError(path, f"{what} holds a value that is not finite (arc "
+                              f"{int(np.flatnonzero(~np.isfinite(a))[0])})")
+    if low is not None and a.size and (a.min() < low or a.max() > high):
+        arc = int(np.flatnonzero((a < low) | (a > high))[0])
+        raise LoadError(path, f"{what} holds {a[arc]} at arc {arc}, out of range {low}..{high}")
+
+
+_KIND_NAMES = {"fiu": "a number", "iu": "an integer", "biu": "a flag (bool or 0/1)",
+               "biuf": "a number or a flag"}
+
+
+def _check_degrees(path, values: np.ndarray, name: str, bounds) -> None:
+    """Finite degrees within ``bounds``; the message names the first bad one."""
+    bad = ~np.isfinite(values) | (values < bounds[0]) | (values > bounds[1])
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        why = "not finite" if not np.isfinite(values[i]) else \
+            f"outside {bounds[0]:g}..{bounds[1]:g} degrees"
+        raise LoadError(path, f"{name} holds {values[i]} at index {i}: {why}")
 
 
 def check_metric(path, name: str, w, n: int, m: int) -> None:
@@ -151,6 +190,8 @@ def _check_geometry(path, first, points, m: int) -> None:
     need(path, first, "geometry_first", np.int64, (m + 1,))
     points = need(path, points, "geometry_lonlat", np.float64, (None, 2))
     offsets(path, first, "geometry_first", points.shape[0])
+    _check_degrees(path, points[:, 0], "geometry_lonlat's longitude", LON)
+    _check_degrees(path, points[:, 1], "geometry_lonlat's latitude", LAT)
 
 
 def _check_turns(path, from_arc, to_arc, first_out, head) -> None:

@@ -68,10 +68,10 @@ class Overlay:
 
     def __init__(self, graph, partition, turns: Turns | None = None) -> None:
         import time
-        t0 = time.perf_counter()
-        nbytes, shortcuts = matrix_bytes(graph, partition)
+        nbytes, shortcuts = matrix_bytes(graph, partition)      # refused before anything is built
         check_allocation(nbytes, f"the CRP overlay of this partition ({shortcuts:,} shortcuts in "
                                  "its cell matrices)", getattr(partition, "source", "") or None)
+        t0 = time.perf_counter()
         self.graph = graph
         self.partition = partition
         self.turns = turns if turns is not None else turn_graph(graph)

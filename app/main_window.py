@@ -38,7 +38,9 @@ from app.widgets import ErrorBanner, JobProgress, SidePanel
 
 
 PANEL_WIDTH = 350          # the side panel's width at start (it may be dragged 320-440)
-DOCK_MIN_HEIGHT = 200      # a bottom dock's charts stay legible down to this
+DOCK_MIN_HEIGHT = 220      # a bottom dock's charts stay legible down to this
+DOCK_HEIGHT = 290          # a chart dock's height when shown: a plot area of 150 px and more
+DOCK_MAX_SHARE = 0.37      # of the window's height, at most: the map keeps the rest
 BASE_MODE = "route"        # the mode the window opens in, and goes back to when one is switched off
 
 
@@ -222,12 +224,12 @@ class MainWindow(QMainWindow):
         dock.hide()
         return dock
 
-    def show_dock(self, dock: QDockWidget, height: int = 240) -> None:
-        """Show a dock, ``height`` tall but at most a third of the window (the map
-        keeps the rest), and at least a quarter of a tall window."""
+    def show_dock(self, dock: QDockWidget, height: int = DOCK_HEIGHT) -> None:
+        """Show a dock, ``height`` tall but at most DOCK_MAX_SHARE of the window (the
+        map keeps the rest), and at least a quarter of a tall window."""
         if not dock.isVisible():
             dock.show()
-            tall = min(max(height, self.height() // 4), self.height() // 3)
+            tall = min(max(height, self.height() // 4), int(self.height() * DOCK_MAX_SHARE))
             self.resizeDocks([dock], [max(tall, DOCK_MIN_HEIGHT)], Qt.Vertical)
         dock.raise_()
 

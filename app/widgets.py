@@ -6,23 +6,6 @@ from PySide6.QtWidgets import (QFrame, QGroupBox, QHBoxLayout, QLabel, QProgress
                                QScrollArea, QSizePolicy, QToolButton, QVBoxLayout, QWidget)
 
 
-def style_plot(plot, left: str, bottom: str | None = None, grid: tuple[bool, bool] = (False, False)) -> None:
-    """A dock chart's plot: fixed (no mouse zoom, menu or buttons), black axis text on
-    grey axes, no SI prefixes; ``grid`` (x, y) draws faint grid lines."""
-    plot.setMenuEnabled(False)
-    plot.hideButtons()
-    plot.setMouseEnabled(x=False, y=False)
-    if any(grid):
-        plot.showGrid(x=grid[0], y=grid[1], alpha=0.15)
-    plot.setLabel("left", left)
-    if bottom:
-        plot.setLabel("bottom", bottom)
-    for name in ("left", "bottom"):
-        plot.getAxis(name).setTextPen("k")
-        plot.getAxis(name).setPen((120, 120, 120))
-        plot.getAxis(name).enableAutoSIPrefix(False)
-
-
 def rgb(color) -> str:
     return "#%02x%02x%02x" % tuple(color[:3])
 

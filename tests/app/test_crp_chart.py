@@ -47,7 +47,8 @@ def test_show_run_one_bar_per_level(chart, metric, qtbot):
     chart.show_run(metric.timings, metric.decode_ms, metric.total_ms, metric.backend, None)
     levels = len(metric.timings)
     assert levels == 2 and chart.bar_count() == levels
-    assert chart.row_labels() == ["decode", "L0 (microcode)", "L1 (dijkstra)"]
+    assert chart.row_labels()[:3] == ["decode", "L0 (microcode)", "L1 (dijkstra)"]
+    assert chart.row_labels()[3:] in ([], ["other"])          # the rest of the run, if any
     # row 0 is the decode bar, rows 1.. the levels' "search" phase (the CPU's only one)
     np.testing.assert_allclose(_widths(chart, "decode"), [metric.decode_ms, 0, 0])
     np.testing.assert_allclose(_widths(chart, "search")[1:], [r["ms"]["search"] for r in metric.timings])
@@ -63,12 +64,22 @@ def test_gpu_phases_stack_and_memory(chart):
     assert chart.row_labels() == ["decode", "L0 (microcode)", "L1 (bf_minplus)"]
     x0 = np.asarray(chart.bars["collection"].opts["x0"], dtype=float)
     np.testing.assert_allclose(x0[1:], [0.36, 0.56])      # stacked after mapping + search
-    assert list(chart.legend.items[i][1].text for i in range(len(chart.legend.items))) == \
-        ["decode", "mapping", "search", "collection"]
-    # a CPU run after it: the GPU-only phases are emptied, not left standing
+    assert chart.legend() == ["decode", "mapping", "search", "collection"]
+    # a CPU run after it: the GPU-only phases are emptied, not left standing, nor in the legend
     chart.show_run(GPU_RECORDS[:1] and [{"level": 0, "variant": "microcode", "ms": {"search": 2.0}}],
                    1.0, 2.0, "cpu", None)
     assert _widths(chart, "mapping").size == 0 and chart.bar_count() == 1
+    assert chart.legend() == ["decode", "search"]
+
+
+def test_the_rows_add_up_to_the_total(chart):
+    """What the levels' phases leave of the run's time is an "other" row."""
+    chart.show_run(GPU_RECORDS, 0.4, 2.0, "gpu", None)          # the levels' phases: 0.97 ms
+    assert chart.row_labels()[-1] == "other" and chart.legend()[-1] == "other"
+    widths = sum(np.asarray(item.opts["width"], dtype=float).sum() for item in chart.bars.values())
+    assert widths == pytest.approx(0.4 + 2.0)
+    chart.show_run(GPU_RECORDS, 0.4, 0.97, "gpu", None)         # nothing left: no such row
+    assert "other" not in chart.row_labels()
 
 
 def test_history_grows_and_is_capped(chart):

@@ -1,11 +1,13 @@
 """The per-level CRP customization chart (issue #13), redrawn on every metric edit.
 
-Top: one horizontal bar per level of the overlay, stacked by the phases the backend
+Left: one horizontal bar per level of the overlay, stacked by the phases the backend
 measured (the keys of a level record's "ms": "search" on the CPU; "mapping", "search",
 "collection" on the GPU), under a "decode" bar for the metric decoder; each row is
-labelled "L0 (microcode)" with its variant and ends in its total. A title line gives
-the total time and the GPU memory in use (or "CPU"). Below: the total customization
-time (decode + levels) of the last HISTORY_RUNS runs.
+labelled "L0 (microcode)" with its variant and ends in its total; an "other" row holds
+what the levels' phases leave of the run's time, so the rows add up to the total. The
+header gives the total time, the GPU memory in use (or "CPU") and the legend of the
+phases measured. Right: the total customization time (decode + levels) of the last
+HISTORY_RUNS runs.
 """
 from __future__ import annotations
 
@@ -14,14 +16,16 @@ from collections import deque
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from app.widgets import style_plot
+from app.charts import ChartHeader, key, style_plot
 
 HISTORY_RUNS = 30
 DECODE = "decode"
+OTHER = "other"
+OTHER_MIN_SHARE = 0.005    # a rest below this share of the run is rounding, not a row
 PHASE_COLORS = {DECODE: (204, 187, 68), "mapping": (102, 204, 238), "search": (68, 119, 170),
-                "collection": (34, 136, 51)}
+                "collection": (34, 136, 51), OTHER: (200, 200, 200)}
 OTHER_COLORS = ((238, 102, 119), (170, 51, 119), (187, 187, 187))   # phases not named above
 HISTORY_COLOR = (68, 119, 170)
 BAR_HEIGHT = 0.7
@@ -35,23 +39,20 @@ def format_ms(ms: float) -> str:
 class CustomizationChart(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.title_label = QLabel("Customize a metric to see its time per level")
-        self.title_label.setStyleSheet("color: #333; background: white; font-size: 12px; padding: 3px 6px;")
-        self.title_label.setWordWrap(True)
+        self.title_label = ChartHeader("Customize a metric to see its time per level")
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("w")
-        self.legend = pg.LegendItem(colCount=5, labelTextColor="k", frame=False)
-        self.graphics.addItem(self.legend, row=0, col=0)     # its own row: never over the bars
-        self.levels_plot = self.graphics.addPlot(row=1, col=0)
-        self.history_plot = self.graphics.addPlot(row=2, col=0)
+        self.graphics.ci.layout.setContentsMargins(2, 2, 6, 2)
+        self.levels_plot = self.graphics.addPlot(row=0, col=0)
+        self.history_plot = self.graphics.addPlot(row=0, col=1)   # side by side: each the dock's height
         style_plot(self.levels_plot, "", "time (ms)")
         self._metrics = QFontMetrics(self.levels_plot.getAxis("left").style.get("tickFont") or QFont())
         style_plot(self.history_plot, "total (ms)", f"customization run (last {HISTORY_RUNS})")
         self.levels_plot.showGrid(x=True, alpha=0.15)
         self.history_plot.showGrid(y=True, alpha=0.15)
         self.levels_plot.invertY(True)                       # decode on top, then L0, L1, ...
-        self.graphics.ci.layout.setRowStretchFactor(1, 3)
-        self.graphics.ci.layout.setRowStretchFactor(2, 2)
+        self.graphics.ci.layout.setColumnStretchFactor(0, 3)
+        self.graphics.ci.layout.setColumnStretchFactor(1, 2)
         self.history_curve = self.history_plot.plot(
             pen=pg.mkPen(HISTORY_COLOR, width=2), symbol="o", symbolSize=5,
             symbolBrush=HISTORY_COLOR, symbolPen=None)
@@ -65,36 +66,39 @@ class CustomizationChart(QWidget):
         self._history: deque[float] = deque(maxlen=HISTORY_RUNS)
         self.records: list[dict] = []
         self.decode_ms: float | None = None
+        self._top = 0.0                                      # the longest row, ms
+        self.levels_plot.vb.sigResized.connect(lambda *_: self._fit_levels())
+        self.levels_ms: float | None = None                 # the run's time for its levels
 
     # ------------------------------------------------------------ public
     def show_run(self, records: list[dict], decode_ms: float, total_ms: float, backend: str,
                  memory_bytes: int | None) -> None:
         """A finished customization: its level records replace the bars, its total
         (decode + levels) joins the history."""
-        self.records, self.decode_ms = list(records), float(decode_ms)
+        self.records, self.decode_ms, self.levels_ms = list(records), float(decode_ms), float(total_ms)
         self._redraw()
         total = float(decode_ms) + float(total_ms)
         self._history.append(total)
         self._draw_history()
         where = f"GPU memory: {memory_bytes / 2**20:.1f} MiB" if memory_bytes is not None else \
             ("CPU" if backend.lower() == "cpu" else backend)
-        self.title_label.setText(f"Customization: {format_ms(total)} ms  (decode {format_ms(decode_ms)}"
-                                 f" + levels {format_ms(total_ms)})  ·  {where}")
+        self.title_label.set(f"Customization: {format_ms(total)} ms  (decode {format_ms(decode_ms)}"
+                             f" + levels {format_ms(total_ms)})  ·  {where}")
 
     def begin_run(self) -> None:
         """A customization started: empty bars until its levels come in (add_level)."""
-        self.records, self.decode_ms = [], None
+        self.records, self.decode_ms, self.levels_ms = [], None, None
         self._redraw()
-        self.title_label.setText("Customizing…")
+        self.title_label.set("Customizing…")
 
     def add_level(self, record: dict) -> None:
         """A level finished while a run is in progress; a level at or below the last
         one shown starts a new run."""
         if self.decode_ms is not None or (self.records and record["level"] <= self.records[-1]["level"]):
-            self.records, self.decode_ms = [], None
+            self.records, self.decode_ms, self.levels_ms = [], None, None
         self.records.append(record)
         self._redraw()
-        self.title_label.setText(f"Customizing… level {record['level']} done")
+        self.title_label.set(f"Customizing… level {record['level']} done")
 
     def history(self) -> list[float]:
         """Total customization time (ms) of the last runs, oldest first."""
@@ -102,7 +106,7 @@ class CustomizationChart(QWidget):
 
     @property
     def title(self) -> str:
-        return self.title_label.text()
+        return self.title_label.title
 
     def bar_count(self) -> int:
         """Level rows drawn (tests; the decode row not counted)."""
@@ -112,12 +116,27 @@ class CustomizationChart(QWidget):
         return [label for _, label in self._ticks()]
 
     # ------------------------------------------------------------ drawing
-    def _phases(self) -> list[str]:
+    def _rows(self) -> list[dict]:
+        """Each row's {phase: ms}: decode (when known), the levels, then "other", what the
+        levels' phases leave of the run's time (when it is more than rounding)."""
+        rows = [{DECODE: self.decode_ms}] if self.decode_ms is not None else []
+        rows += [r.get("ms", {}) for r in self.records]
+        if self.levels_ms is not None:
+            rest = self.levels_ms - sum(float(v or 0.0) for r in self.records for v in r.get("ms", {}).values())
+            if rest > OTHER_MIN_SHARE * (self.levels_ms + (self.decode_ms or 0.0)):
+                rows.append({OTHER: rest})
+        return rows
+
+    def _phases(self, rows: list[dict]) -> list[str]:
         """Phases in the order first measured (decode first when known)."""
-        seen = [DECODE] if self.decode_ms is not None else []
-        for r in self.records:
-            seen += [p for p in r.get("ms", {}) if p not in seen]
+        seen = []
+        for ms in rows:
+            seen += [p for p in ms if p not in seen]
         return seen
+
+    def legend(self) -> list[str]:
+        """The phases the legend names (tests)."""
+        return self.title_label.legend()
 
     def _bar_item(self, phase: str) -> pg.BarGraphItem:
         item = self.bars.get(phase)
@@ -127,25 +146,25 @@ class CustomizationChart(QWidget):
             item = pg.BarGraphItem(x0=np.zeros(0), y=np.zeros(0), width=np.zeros(0),
                                    height=BAR_HEIGHT, brush=pg.mkBrush(color), pen=pg.mkPen("w", width=0.5))
             self.levels_plot.addItem(item)
-            self.legend.addItem(item, phase)
             self.bars[phase] = item
         return item
 
     def _ticks(self) -> list[tuple[float, str]]:
         first = 0 if self.decode_ms is None else 1
         ticks = [(0.0, DECODE)] if first else []
-        return ticks + [(float(first + i), f"L{r['level']} ({r.get('variant', '?')})")
-                        for i, r in enumerate(self.records)]
+        ticks += [(float(first + i), f"L{r['level']} ({r.get('variant', '?')})")
+                  for i, r in enumerate(self.records)]
+        if len(self._rows()) > len(ticks):
+            ticks.append((float(len(ticks)), OTHER))
+        return ticks
 
     def _redraw(self) -> None:
         """Stack each row's phases left to right; its total at the end of the bar."""
-        first = 0 if self.decode_ms is None else 1
-        rows = first + len(self.records)
-        per_row = [{DECODE: self.decode_ms}] if first else []
-        per_row += [r.get("ms", {}) for r in self.records]
+        per_row = self._rows()
+        rows = len(per_row)
         left = np.zeros(rows)
         y = np.arange(rows, dtype=float)
-        phases = self._phases()
+        phases = self._phases(per_row)
         for phase in phases:
             w = np.array([float(ms.get(phase, 0.0) or 0.0) for ms in per_row])
             self._bar_item(phase).setOpts(x0=left.copy(), y=y, width=w, height=BAR_HEIGHT)
@@ -154,16 +173,24 @@ class CustomizationChart(QWidget):
             if phase not in phases:
                 item.setOpts(x0=np.zeros(0), y=np.zeros(0), width=np.zeros(0))
         self._label_rows(left)
+        self.title_label.set(keys=[key(self.bars[p].opts["brush"].color().getRgb(), p) for p in phases])
         ticks = self._ticks()
         axis = self.levels_plot.getAxis("left")
         axis.setTicks([ticks])
         # the axis grows to its labels only on a later layout pass: size it now
         width = max((self._metrics.horizontalAdvance(t) for _, t in ticks), default=0)
         axis.setWidth(width + 16)
-        self.history_plot.getAxis("left").setWidth(width + 16)   # the two plots line up
-        top = float(left.max()) if rows else 0.0
-        self.levels_plot.setXRange(0, max(top, 1e-3) * 1.22, padding=0)   # room for the totals
+        self._top = float(left.max()) if rows else 0.0
+        self._fit_levels()
         self.levels_plot.setYRange(-0.6, max(rows, 1) - 0.4, padding=0)
+
+    def _fit_levels(self) -> None:
+        """Room right of the longest bar for its total's label, in pixels of the plot now."""
+        label = max((self._metrics.horizontalAdvance(i.textItem.toPlainText()) for i in self._row_labels),
+                    default=0) + 12
+        px = self.levels_plot.vb.width()
+        room = label / (px - label) if px > 2 * label else 0.6
+        self.levels_plot.setXRange(0, max(self._top, 1e-3) * (1 + room), padding=0)
 
     def _label_rows(self, totals: np.ndarray) -> None:
         for item in self._row_labels:

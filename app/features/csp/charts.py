@@ -5,7 +5,9 @@ a dot, the budget as a dashed horizontal line, the answer (the least length with
 the budget) as a diamond, the shortest and the least-cost paths as hollow squares in
 their map colours; a click on a dot picks that point (``picked``), and the map shows
 its path. Right, the labeling's course (``CspResult.history``): the frontier size and
-the labels pruned so far by each rule, against the labels settled.
+the labels pruned so far by each rule, against the labels settled; a series that is
+zero all along (a rule that pruned nothing) or that the backend does not record (K_t
+on the CPU) is left out and said in the header, which holds both charts' legend.
 
 Values are drawn in display units (km, minutes) and kept raw for the test hooks.
 ``metric_text`` says a value in real units for the charts and the side panel alike.
@@ -15,21 +17,22 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from engine.core.units import Unit, format_duration
 
-from app.widgets import style_plot
+from app.charts import DIAMOND, DOT, LINE, SQUARE, ChartHeader, key, style_plot
 
 PATH_COLOR = (130, 40, 180)          # the constrained path, on the map and in the chart
 SHORTEST_COLOR = (30, 110, 230)      # the shortest path by length (a thin reference)
 LEAST_COST_COLOR = (0, 150, 150)     # the least-cost path (a thin reference)
 BUDGET_COLOR = (200, 40, 40)
 POINT_COLOR = (150, 120, 190)
+MARKER_PX = 12           # half the largest marker and its pen: kept this far inside the axes
 HISTORY_LINES = (("frontier", "frontier Nₜ", (30, 30, 30)),
-                 ("pruned_cost_bound", "pruned: cost bound", (230, 120, 20)),
-                 ("pruned_length_bound", "pruned: length bound", SHORTEST_COLOR),
-                 ("pruned_dominated", "pruned: dominated", (34, 136, 51)),
+                 ("pruned_cost_bound", "cost bound", (230, 120, 20)),     # pruned by ...
+                 ("pruned_length_bound", "length bound", SHORTEST_COLOR),
+                 ("pruned_dominated", "dominance", (34, 136, 51)),
                  ("k_t", "Kₜ (GPU)", (200, 40, 160)))
 HISTORY_COLUMNS = ("settled", "frontier", "pruned_cost_bound", "pruned_length_bound",
                    "pruned_dominated", "created")      # engine.csp.labeling.cpu.HISTORY
@@ -80,27 +83,28 @@ class CspCharts(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.title_label = QLabel(wordWrap=True)
-        self.title_label.setStyleSheet("color: #333; background: white; font-size: 12px; padding: 3px 6px;")
+        self.title_label = ChartHeader()
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("w")
+        self.graphics.ci.layout.setContentsMargins(2, 2, 6, 2)
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(0)
         column.addWidget(self.title_label)
         column.addWidget(self.graphics, 1)
-        self.pareto_legend = pg.LegendItem(colCount=4, labelTextColor="k", frame=False)
-        self.history_legend = pg.LegendItem(colCount=2, labelTextColor="k", frame=False)
-        self.graphics.addItem(self.pareto_legend, row=0, col=0)    # own rows: never over the data
-        self.graphics.addItem(self.history_legend, row=0, col=1)
-        self.pareto_plot = self.graphics.addPlot(row=1, col=0)
-        self.history_plot = self.graphics.addPlot(row=1, col=1)
-        style_plot(self.history_plot, "labels", "labels settled", grid=(True, True))
+        self.pareto_plot = self.graphics.addPlot(row=0, col=0)
+        self.history_plot = self.graphics.addPlot(row=0, col=1)
+        self.graphics.ci.layout.setColumnStretchFactor(0, 3)    # the Pareto chart is the answer
+        self.graphics.ci.layout.setColumnStretchFactor(1, 2)
+        style_plot(self.history_plot, "labels (log)", "labels settled", grid=(True, True))
+        self.history_plot.setLogMode(y=True)       # counts of 1 to millions, each series readable
         self._build_pareto_items()
         self.history_curves = {}
-        for key, label, color in HISTORY_LINES:
-            self.history_curves[key] = self.history_plot.plot(pen=pg.mkPen(color, width=2))
-            self.history_legend.addItem(self.history_curves[key], label)
+        for name, label, color in HISTORY_LINES:
+            self.history_curves[name] = self.history_plot.plot(pen=pg.mkPen(color, width=2), connect="finite")
+        self.pareto_plot.vb.sigResized.connect(lambda *_: self._fit())     # markers stay inside
+        self._fitted: list = []
+        self._history_rows = 0
         self._points = np.zeros((0, 2), np.int64)     # raw (length, cost) of the Pareto set
         self._chosen: tuple[int, int] | None = None
         self._budget: float | None = None
@@ -131,10 +135,9 @@ class CspCharts(QWidget):
             item.setZValue(z)
             p.addItem(item)
         p.addItem(self.budget_item, ignoreBounds=True)
-        self.pareto_legend.addItem(self.scatter, "Pareto point")
-        self.pareto_legend.addItem(self.chosen_item, "answer")
-        self.pareto_legend.addItem(self.refs["shortest"], "shortest path")
-        self.pareto_legend.addItem(self.refs["least_cost"], "least-cost path")
+        self.pareto_keys = [key(POINT_COLOR, "Pareto point", DOT), key(PATH_COLOR, "answer", DIAMOND),
+                            key(SHORTEST_COLOR, "shortest", SQUARE), key(LEAST_COST_COLOR, "least cost", SQUARE)]
+        self.graphics.setToolTip("Click a Pareto point: its path on the map")   # the budget line says its name
 
     # ------------------------------------------------------------------ drawing
     def set_metrics(self, minimize: str, length_unit: str, budget_metric: str, cost_unit: str) -> None:
@@ -149,7 +152,7 @@ class CspCharts(QWidget):
         self._set_points(np.zeros((0, 2), np.int64), None, {})
         self._set_budget(None)
         self._set_history(None, "")
-        self.title_label.setText(title)
+        self.title_label.set(title, [], "")
 
     def show_result(self, result, refs: dict[str, tuple[int, int]], title: str) -> None:
         """A CspResult: its Pareto set (or the answer alone), its budget and its course;
@@ -160,8 +163,8 @@ class CspCharts(QWidget):
             points = np.array([[result.length, result.cost]], np.int64)
         self._set_points(points, (result.length, result.cost), refs)
         self._set_budget(result.budget)
-        self._set_history(result.history, columns=result.history_columns)
-        self.title_label.setText(title)
+        keys, note = self._set_history(result.history, columns=result.history_columns)
+        self.title_label.set(title, self.pareto_keys + keys, note)
         self._fit(refs)
 
     def show_failure(self, budget: int, refs: dict[str, tuple[int, int]], title: str) -> None:
@@ -169,7 +172,7 @@ class CspCharts(QWidget):
         self._set_points(np.zeros((0, 2), np.int64), None, refs)
         self._set_budget(budget)
         self._set_history(None, "no path within the budget")
-        self.title_label.setText(title)
+        self.title_label.set(title, self.pareto_keys[2:], "")
         self._fit(refs)
 
     def _set_points(self, points: np.ndarray, chosen, refs: dict) -> None:
@@ -197,27 +200,50 @@ class CspCharts(QWidget):
             text = f"budget {metric_text(budget, self._units[1])}"
             self.budget_item.label.setFormat(text.replace("{", "{{").replace("}", "}}"))
 
-    def _fit(self, refs: dict) -> None:
-        pts = [*self._points.tolist(), *refs.values()]
-        if self._budget is not None:
-            pts.append((pts[0][0] if pts else 0, self._budget))
-        if not pts:
+    def _fit(self, refs: dict | None = None) -> None:
+        """Every point, reference and the budget in view, each marker whole: the padding
+        is MARKER_PX pixels of the plot as it is now (again on every resize)."""
+        if refs is not None:
+            self._fitted = [*self._points.tolist(), *refs.values()]
+            if self._budget is not None:
+                self._fitted.append((self._fitted[0][0] if self._fitted else 0, self._budget))
+        if not self._fitted:
             return
-        xy = np.asarray(pts, float) * (self._sx, self._sy)
+        xy = np.asarray(self._fitted, float) * (self._sx, self._sy)
         lo, hi = xy.min(axis=0), xy.max(axis=0)
-        pad = np.maximum((hi - lo) * 0.08, np.maximum(np.abs(hi) * 0.02, 1e-6))
+        span = np.maximum(hi - lo, np.maximum(np.abs(hi) * 0.04, 1e-6))
+        px = np.array([self.pareto_plot.vb.width(), self.pareto_plot.vb.height()])
+        share = np.where(px > 4 * MARKER_PX, MARKER_PX / np.maximum(px - 2 * MARKER_PX, 1), 0.08)
+        pad = span * np.maximum(share, 0.04)
         self.pareto_plot.setXRange(lo[0] - pad[0], hi[0] + pad[0], padding=0)
         self.pareto_plot.setYRange(lo[1] - pad[1], hi[1] + pad[1], padding=0)
 
     def _set_history(self, history, note: str = "no labeling: the bounds answered",
-                     columns=None) -> None:
+                     columns=None) -> tuple[list[str], str]:
+        """Draw the course; its legend keys, and a note naming the series left out
+        because they are zero all along."""
         x_label, x, lines = history_series(history, columns)
-        for key, curve in self.history_curves.items():
-            curve.setData(x, lines[key]) if key in lines else curve.setData([], [])
+        self._history_rows = len(x)
+        drawn = {name for name, y in lines.items() if np.any(y)}
+        for name, curve in self.history_curves.items():      # a zero has no log: the line starts later
+            curve.setData(x, np.where(lines[name] > 0, lines[name], np.nan)) if name in drawn else curve.setData([], [])
         self.history_plot.setLabel("bottom", x_label)
         if len(x):
             self.history_plot.enableAutoRange()
         self.history_plot.setTitle(None if len(x) else note, color="#777", size="9pt")
+        keys = [("pruned by " if name.startswith("pruned") else "") + key(color, label, LINE)
+                for name, label, color in HISTORY_LINES if name in drawn]
+        for i, k in enumerate(keys[1:], 1):                # "pruned by" once, before the first
+            if k.startswith("pruned by ") and keys[i - 1].startswith("pruned by "):
+                keys[i] = k.removeprefix("pruned by ")
+        zero = [label for name, label, _ in HISTORY_LINES
+                if name.startswith("pruned") and name in lines and name not in drawn and len(x)]
+        return keys, f"none pruned by {' or '.join(zero)}" if zero else ""
+
+    def history_series_shown(self) -> list[str]:
+        """The course's series drawn (tests)."""
+        return [name for name, curve in self.history_curves.items()
+                if curve.getData()[0] is not None and len(curve.getData()[0])]
 
     # ----------------------------------------------------------------- picking
     def _on_clicked(self, item, points, ev=None) -> None:
@@ -245,8 +271,8 @@ class CspCharts(QWidget):
         return self._picked
 
     def history_points(self) -> int:
-        x, _ = self.history_curves["frontier"].getData()
-        return 0 if x is None else len(x)
+        """Rows of the labeling's course charted (whichever of its series are drawn)."""
+        return self._history_rows
 
     def point_scene_pos(self, i: int):
         """Where Pareto point ``i`` is drawn, in the chart's scene (tests click there)."""

@@ -365,8 +365,7 @@ class CspController(Controller):
     def _chart_title(self, r) -> str:
         unit = self.session.graph.metric_units.get(self._key[3], "")
         n = len(r.pareto) if r.pareto is not None else 1
-        return (f"{n} Pareto point{'s' * (n != 1)} within budget {metric_text(r.budget, unit)} · "
-                f"◆ the answer · click a point to see its path")
+        return f"{n} Pareto point{'s' * (n != 1)} within budget {metric_text(r.budget, unit)}"
 
     def _on_picked(self, i: int) -> None:
         """A Pareto point clicked: its path on the map; the answer's summary stays."""

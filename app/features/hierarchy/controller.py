@@ -249,10 +249,8 @@ class HierarchyController(Controller):
         if answer is None or answer.level_ms is None:
             return
         lm, g = answer.level_ms, self.session.graph
-        self.phast_chart.show_levels(lm, (
-            f"PHAST from node {g.node_id[answer.tree.source]} · {answer.compute_ms:.2f} ms · up "
-            f"{sum(lm['up']):.2f} · core {lm.get('core', 0.0):.2f} · down {sum(lm['down']):.2f} ms "
-            f"(per-level timing) · {answer.backend}"))
+        self.phast_chart.show_levels(lm, f"PHAST from node {g.node_id[answer.tree.source]} · "
+                                     f"{answer.backend} (per-level timing)", answer.compute_ms)
         self.window.show_dock(self.phast_dock)
 
     # ---------------------------------------------------------------- inspect

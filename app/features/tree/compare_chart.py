@@ -12,6 +12,8 @@ from PySide6.QtGui import QFont, QFontMetrics
 
 from engine.sssp.compare import REFERENCE, Comparison
 
+from app.charts import style_plot
+
 EXACT_COLOR = (60, 120, 200)
 WRONG_COLOR = (200, 50, 40)
 REFERENCE_COLOR = (150, 150, 150)
@@ -21,14 +23,7 @@ class CompareChart(pg.PlotWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent, background="w")
         item = self.getPlotItem()
-        item.setMenuEnabled(False)
-        item.hideButtons()
-        item.setMouseEnabled(x=False, y=False)
-        item.showGrid(x=True, alpha=0.15)
-        item.setLabel("bottom", "time (ms), best of the timed runs after a warm-up")
-        for name in ("left", "bottom"):
-            item.getAxis(name).setTextPen("k")
-            item.getAxis(name).setPen((120, 120, 120))
+        style_plot(item, "", "time (ms), best of the timed runs after a warm-up", grid=(True, False))
         self.bars: pg.BarGraphItem | None = None
         self.comparison: Comparison | None = None
         self.title = ""

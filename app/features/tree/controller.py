@@ -290,6 +290,6 @@ class TreeController(Controller):
 
     def _show_comparison(self, c) -> None:
         self.compare_chart.show_comparison(c, self.session.node_id(c.source))
-        self.window.show_dock(self.compare_dock, 220)
+        self.window.show_dock(self.compare_dock)
         self.window.statusBar().showMessage(f"Compared {len(c.timings)} methods: {c.verdict}", 8000)
         self.comparison_shown.emit(c)

@@ -40,6 +40,7 @@ class Hierarchy:
     params: dict = field(default_factory=dict)
     graph: object = None            # the RoadGraph it was built from (not saved)
     metric_hash: str = ""            # engine.core.metric.Metric.hash of the weights it was built from
+    proof: object = None            # engine.ch.proof.Proof of a loaded file (not saved)
 
     @property
     def num_shortcuts(self) -> int:
@@ -101,7 +102,9 @@ class Hierarchy:
     @classmethod
     def load(cls, path, graph=None) -> "Hierarchy":
         """A saved hierarchy, refused (LoadError naming the file) unless every array
-        passes engine.io.hierarchy_file's validator; attached to ``graph`` when given."""
+        passes engine.io.hierarchy_file's validator and engine.ch.proof's witness check
+        (no shortcut missing: its result is ``proof``); attached to ``graph`` when given."""
+        from engine.ch.proof import prove
         path = Path(path)
         meta, arrays = read_hierarchy(path)
         h = cls(metric=meta["metric"], num_nodes=meta["num_nodes"], num_levels=meta["num_levels"],
@@ -109,6 +112,7 @@ class Hierarchy:
                 params=meta["params"], metric_hash=meta["metric_hash"], **arrays)
         if graph is not None:
             h.attach(graph, path)
+        h.proof = prove(h, path)
         return h
 
     def attach(self, graph, path=None) -> "Hierarchy":

@@ -1,0 +1,200 @@
+"""The witness check of hierarchy files (issue #35, part 2): a ``.rlh`` or ``.rlb`` that
+is consistent in every other way but misses shortcuts is refused on load, naming the
+file; every hierarchy contraction builds passes. On random graphs the CH check refuses
+exactly when some PHAST distance is wrong (a dropped shortcut may have had a detour as
+short: then nothing is wrong, and the file passes)."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from scipy.sparse.csgraph import dijkstra
+
+from engine.ch import Hierarchy, contract, phast
+from engine.ch.proof import prove
+from engine.core.backend import cpu_backend
+from engine.generate.network import generate_road_network
+from engine.io import LoadError
+from engine.io.hierarchy_file import check_hierarchy
+from engine.routing.reference import scipy_matrix
+from tests.strategies import random_graphs
+
+CPU = cpu_backend()
+
+
+# ------------------------------------------------------------ damaging a file
+def droppable(h) -> np.ndarray:
+    """The shortcuts the query searches (listed) that no shortcut names as a child and
+    that stand for no left-out parallel arc: the ones a file can lose and stay
+    consistent in every other way."""
+    m, n = h.num_original_arcs, h.num_nodes
+    children = np.concatenate([h.arc_child1[m:], h.arc_child2[m:]])
+    listed = np.concatenate([h.up_harc, h.down_harc])
+    key = h.arc_tail.astype(np.int64) * n + h.arc_head
+    left_out = np.ones(key.size, bool)
+    left_out[listed] = False
+    left_out &= h.node_level[h.arc_tail] != h.node_level[h.arc_head]
+    out = np.setdiff1d(listed[listed >= m], children)
+    return out[~np.isin(key[out], key[left_out])]
+
+
+def edited(h, drop=(), extra=None):
+    """A copy of hierarchy ``h`` without the arcs ``drop`` and, with ``extra`` = (tail,
+    head, weight), one more original arc (listed nowhere); arc ids renumbered, the
+    up/down lists kept level by level."""
+    total, m = h.arc_tail.size, h.num_original_arcs
+    keep = np.ones(total, bool)
+    keep[np.asarray(drop, np.int64)] = False
+    new = np.cumsum(keep) - 1
+    if extra is not None:
+        new[m:] += 1
+
+    def renumber(ids):
+        ids = np.asarray(ids)
+        return np.where(ids >= 0, new[np.maximum(ids, 0)], -1)
+
+    arrays = {"arc_tail": h.arc_tail[keep], "arc_head": h.arc_head[keep],
+              "arc_weight": h.arc_weight[keep], "arc_child1": renumber(h.arc_child1[keep]),
+              "arc_child2": renumber(h.arc_child2[keep])}
+    if extra is not None:
+        for name, value in zip(("arc_tail", "arc_head", "arc_weight", "arc_child1",
+                                "arc_child2"), (*extra, -1, -1)):
+            arrays[name] = np.insert(arrays[name], m, value)
+    for side in ("up", "down"):
+        first, harc = getattr(h, f"{side}_first"), getattr(h, f"{side}_harc")
+        parts = [harc[first[lv]:first[lv + 1]] for lv in range(h.num_levels)]
+        parts = [renumber(p[keep[p]]) for p in parts]
+        arrays[f"{side}_first"] = np.concatenate([[0], np.cumsum([p.size for p in parts])])
+        arrays[f"{side}_harc"] = np.concatenate(parts + [np.zeros(0, np.int64)])
+    out = dataclasses.replace(h, **arrays, num_original_arcs=m + (extra is not None))
+    check_hierarchy(out)                      # consistent in every other way
+    return out
+
+
+def wrong_distances(h) -> int:
+    """How many (source, target) pairs PHAST gets wrong on ``h`` (its graph attached)."""
+    graph = h.graph
+    truth = dijkstra(scipy_matrix(graph, h.metric))
+    truth = np.where(np.isinf(truth), -1, truth).astype(np.int64)
+    got = phast.PhastQuery(h, CPU).distances(range(graph.num_nodes))
+    return int(np.count_nonzero(got != truth))
+
+
+# ------------------------------------------------------------ contraction hierarchies
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_graphs(nodes=(2, 45), max_arcs=160, weights=st.integers(0, 30)), st.integers(2, 60),
+       st.sampled_from([0.2, 0.5, 1.0]))
+def test_every_contracted_hierarchy_is_proved(g, K, C):
+    h = contract(g, K=K, C=C, backend=CPU)
+    p = prove(h)
+    assert p.pairs == p.direct + p.two_arcs + p.searched
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_graphs(nodes=(4, 40), max_arcs=160, weights=st.integers(0, 20)), st.integers(2, 10),
+       st.data())
+def test_refused_exactly_when_a_distance_is_wrong(g, K, data):
+    h = contract(g, K=K, C=0.5, backend=CPU)
+    candidates = droppable(h)
+    if candidates.size == 0:
+        return
+    count = data.draw(st.integers(1, min(candidates.size, 12)))
+    drop = data.draw(st.lists(st.sampled_from(list(candidates)), min_size=count,
+                              max_size=count, unique=True))
+    damaged = edited(h, drop)
+    try:
+        prove(damaged)
+        refused = False
+    except LoadError as e:
+        assert "a shortcut is missing" in str(e)
+        refused = True
+    assert refused == (wrong_distances(damaged) > 0)
+
+
+def refusal(h) -> str:
+    with pytest.raises(LoadError) as e:
+        prove(h, "x.rlh")
+    return str(e.value)
+
+
+@pytest.fixture(scope="module")
+def generated():
+    g = generate_road_network(3_000, seed=8)
+    return g, contract(g, "distance", K=64, backend=CPU)
+
+
+@pytest.mark.parametrize("count", [1, 50, 600])
+def test_dropped_shortcuts_are_refused_on_load_naming_the_file(tmp_path, generated, count):
+    g, h = generated
+    rng = np.random.default_rng(count)
+    damaged = edited(h, rng.choice(droppable(h), count, replace=False))
+    if count == 1 and wrong_distances(damaged) == 0:     # the one shortcut had a detour
+        pytest.skip("the dropped shortcut was not needed")
+    path = damaged.save(tmp_path / "damaged.rlh")
+    with pytest.raises(LoadError) as e:
+        Hierarchy.load(path, g)
+    assert e.value.path == str(path) and "a shortcut is missing" in e.value.reason
+    assert str(path) in str(e.value) and "too long or unreachable" in str(e.value)
+
+
+def test_a_valid_file_loads_with_its_proof(tmp_path, generated):
+    g, h = generated
+    loaded = Hierarchy.load(h.save(tmp_path / "g.rlh"), g)
+    assert loaded.proof.pairs > 1000 and loaded.proof.direct > loaded.proof.searched
+    assert loaded.proof.pairs == prove(h).pairs and "pairs" in loaded.proof.text()
+
+
+@pytest.mark.parametrize("K", [2, 64, 10_000])
+def test_with_a_core_and_without(generated, K):
+    """K=2: contraction runs until (almost) nothing is left; 10,000: no levels at all,
+    the whole graph is the core and there is nothing to prove."""
+    g = generated[0]
+    h = contract(g, "travel_time", K=K, backend=CPU)
+    p = prove(h)
+    assert (p.pairs == 0) == (h.num_levels == 0)
+    if K == 2:
+        assert refusal(edited(h, droppable(h)))
+
+
+def test_threads_give_the_same_answer(generated):
+    h = generated[1]
+    one, many = prove(h, threads=1), prove(h, threads=4)
+    assert (one.pairs, one.direct, one.two_arcs, one.searched) == \
+        (many.pairs, many.direct, many.two_arcs, many.searched)
+    damaged = edited(h, droppable(h)[::7])
+    assert "a shortcut is missing" in refusal(damaged)
+
+
+def test_turn_aware_hierarchies():
+    from engine.model.hierarchy import contract_turn_aware
+    from engine.workspace import Workspace
+    g = generate_road_network(800, seed=3)
+    model = Workspace(g, CPU).turn_model(("distance",))
+    h = contract_turn_aware(model, "distance", backend=CPU)
+    assert h.turn_aware and prove(h).pairs > 0
+    rng = np.random.default_rng(1)
+    for count in (1, 30):
+        damaged = edited(h, rng.choice(droppable(h), count, replace=False))
+        wrong = wrong_distances(damaged) > 0
+        try:
+            prove(damaged)
+            assert not wrong
+        except LoadError:
+            assert wrong
+
+
+@pytest.mark.parametrize("weight, refused", [(0, True), (10**9, False)])
+def test_an_arc_inside_one_level_needs_a_way_around(generated, weight, refused):
+    """An original arc between two nodes of one contracted level is in no up/down list
+    (the validator lets it be): the query never takes it, so it needs an up-down path
+    as short. Contraction never makes one; a crafted file can."""
+    h = generated[1]
+    level = h.node_level
+    a, b = (int(v) for v in np.flatnonzero(level == 0)[:2])
+    crafted = edited(h, extra=(a, b, weight))
+    if refused:
+        assert f"({a} -> {b}) lies inside one contracted level" in refusal(crafted)
+    else:
+        assert prove(crafted).searched >= 1

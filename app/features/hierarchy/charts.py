@@ -20,7 +20,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from app import map_style as style
-from app.charts import BAR, DOT, LINE, ChartHeader, key, style_plot
+from app.charts import DOT, LINE, ChartHeader, key, style_plot
 
 STEPS = ("score", "select", "shortcut", "update", "extract")
 STEP_COLORS = ((68, 119, 170), (102, 204, 238), (34, 136, 51), (204, 187, 68), (238, 102, 119))

@@ -1,7 +1,9 @@
 """The service area (isochrones) in tree mode: a "Service area" option and its cut-offs
 in the tree's box; while it is on, every tree shown is followed by an ``isochrone``
 job (engine.capabilities.isochrone, on the engine thread, the newest cancelling the
-older), whose bands app/features/isochrone/overlay.py fills on the map in the tree's colours.
+older), whose bands app/features/isochrone/overlay.py fills on the map in colours of their
+own (AREA_COLORS: teal to green, a scale apart from the tree's plasma, so no colour means
+two distances), with their own legend under the option.
 """
 from __future__ import annotations
 
@@ -13,8 +15,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QVBoxLayout, QW
 from engine.core.units import unit_of
 
 from app.feature import Controller, Exportable, register_controller
-from app.map_style import COLORMAP, COLORMAP_SPAN
-from app.features.isochrone.overlay import IsochroneOverlay
+from app.features.isochrone.overlay import AREA_COLORS, IsochroneOverlay
 from app.widgets import FoldingLabel, grey, red, rgb
 
 FORMATS = (("Service area, GeoJSON polygons (*.geojson)", ".geojson"),)
@@ -137,12 +138,12 @@ class ServiceAreaController(Controller):
     # ---------------------------------------------------------------- drawing
     @staticmethod
     def band_colors(cutoffs) -> list[tuple]:
-        """The tree's colour map stretched over the cut-offs (near: dark blue, far: orange):
-        the bands stay apart even when they all fall in the tree's first few bins."""
+        """The service areas' own scale stretched over the cut-offs (near: deep teal, far:
+        olive green), never the tree's colours: the tree's yellow is its farthest bin."""
         k = len(cutoffs)
-        positions = np.linspace(*COLORMAP_SPAN, k) if k > 1 else np.array([COLORMAP_SPAN[0]])
-        rgba = pg.colormap.get(COLORMAP).map(positions, mode="byte")
-        return [tuple(int(c) for c in color[:3]) for color in rgba]
+        positions = np.linspace(0.0, 1.0, k) if k > 1 else np.array([0.0])
+        scale = pg.ColorMap(np.linspace(0.0, 1.0, len(AREA_COLORS)), AREA_COLORS)
+        return [tuple(int(c) for c in color[:3]) for color in scale.map(positions, mode="byte")]
 
     def set_areas(self, answer) -> None:
         """Fill the bands of ``answer`` (an IsochroneAnswer) on the map, or none."""

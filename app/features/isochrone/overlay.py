@@ -1,7 +1,8 @@
 """The service area on the map: each band of an isochrone set (engine.sssp.isochrone) as one
-filled, light, semi-transparent area in the tree's colours, with a thin edge of the
-same colour, above the roads (tree bins z 1-2) and below nodes, routes and markers
-(z 9 and up), so the roads stay readable through it.
+filled, light, semi-transparent area in its own colours, with a thin edge of the same colour,
+above the roads (tree bins z 1-2) and below nodes, routes and markers (z 9 and up), so the
+roads stay readable through it. The bands' scale (AREA_COLORS, teal to green) is apart
+from the tree's (plasma), so no colour stands for two distances.
 
 Two QGraphicsPathItems per band: the fill, whose path holds every ring of the band
 (shells and holes) with the odd-even fill rule, so holes stay open; and the edge, the
@@ -16,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem
 
+AREA_COLORS = ((0, 90, 120), (0, 140, 140), (60, 170, 100), (150, 190, 50))   # near ... far
 FILL_ALPHA = 140         # semi-transparent: the roads show through ...
 LIGHTEN = 0.3            # ... and the fill is a light tint of the band's colour
 EDGE_ALPHA = 230

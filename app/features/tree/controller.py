@@ -193,7 +193,7 @@ class TreeController(Controller):
             self.legend.setText("")
         else:
             d = answer.tree.distance
-            s.tree_bins = make_bins(int(d.max()), display_unit(s.graph.metric_units, answer.tree.metric))
+            s.tree_bins = make_bins(d, display_unit(s.graph.metric_units, answer.tree.metric))   # ferry-proof
             self.info.setText(self._info_html(answer))
             self.legend.setText(legend_table(self.legend_rows()))
             self.window.statusBar().showMessage(

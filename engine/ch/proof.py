@@ -318,13 +318,13 @@ def prove(h, path=None, threads: int | None = None) -> Proof:
     g = (level, levels, up_first, up_end, h.arc_weight[up_arc], down_first, down_end,
          h.arc_weight[down_arc], core_at, np.ascontiguousarray(h.core_dist), room)
     nodes = np.flatnonzero(level < levels)
-    workers = _workers(n, threads)
+    threads = workers(n, threads)
     previous = numba.get_num_threads()
-    numba.set_num_threads(workers)
+    numba.set_num_threads(threads)
     try:
-        df = np.full((workers, n), INF, np.int64)
-        db = np.full((workers, n), INF, np.int64)
-        parts = max(1, min(nodes.size, workers * CHUNKS_PER_THREAD))
+        df = np.full((threads, n), INF, np.int64)
+        db = np.full((threads, n), INF, np.int64)
+        parts = max(1, min(nodes.size, threads * CHUNKS_PER_THREAD))
         chunks = np.linspace(0, nodes.size, parts + 1).astype(np.int64)
         stats, fail = _prove(g, nodes, chunks, df, db)
     finally:
@@ -346,8 +346,8 @@ def prove(h, path=None, threads: int | None = None) -> Proof:
                  (time.perf_counter() - started) * 1000)
 
 
-def _workers(n: int, threads: int | None) -> int:
-    """Threads for the check: Numba's (or ``threads``), fewer when their labels (16 bytes
-    per node each) would pass SCRATCH_BUDGET."""
+def workers(n: int, threads: int | None) -> int:
+    """Threads for a witness check: Numba's (or ``threads``), fewer when their labels (16
+    bytes per node each) would pass SCRATCH_BUDGET."""
     want = numba.get_num_threads() if threads is None else max(1, int(threads))
     return max(1, min(want, numba.config.NUMBA_NUM_THREADS, SCRATCH_BUDGET // max(16 * n, 1)))

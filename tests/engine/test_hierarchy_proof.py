@@ -15,11 +15,17 @@ from scipy.sparse.csgraph import dijkstra
 from engine.ch import Hierarchy, contract, phast
 from engine.ch.proof import prove
 from engine.core.backend import cpu_backend
+from engine.csp.hierarchy.build import build_pareto_hierarchy, pareto_hierarchy_for
+from engine.csp.hierarchy.file import load_pareto_hierarchy, save_pareto_hierarchy
+from engine.csp.hierarchy.layered import LayeredGraph
+from engine.csp.hierarchy.proof import prove_pareto
+from engine.csp.reference import reference_pareto
 from engine.generate.network import generate_road_network
 from engine.io import LoadError
 from engine.io.hierarchy_file import check_hierarchy
+from engine.io.pareto_hierarchy_file import check_pareto_hierarchy
 from engine.routing.reference import scipy_matrix
-from tests.strategies import random_graphs
+from tests.strategies import random_graphs, random_two_metric_graph
 
 CPU = cpu_backend()
 
@@ -198,3 +204,95 @@ def test_an_arc_inside_one_level_needs_a_way_around(generated, weight, refused):
         assert f"({a} -> {b}) lies inside one contracted level" in refusal(crafted)
     else:
         assert prove(crafted).searched >= 1
+
+
+# ------------------------------------------------------------ bi-criteria hierarchies
+def pareto_droppable(h) -> np.ndarray:
+    """Search-arc shortcuts no shortcut names as a child and no left-out arc leans on."""
+    m, n = h.num_original_arcs, h.num_nodes
+    key = h.arc_tail.astype(np.int64) * n + h.arc_head
+    left_out = np.ones(key.size, bool)
+    left_out[h.arcs] = False
+    left_out &= h.arc_tail != h.arc_head
+    out = np.setdiff1d(h.arcs[h.arcs >= m], h.arc_child[m:].ravel())
+    return out[~np.isin(key[out], key[left_out])]
+
+
+def pareto_edited(h, drop):
+    """A copy of ParetoHierarchy ``h`` without the arcs ``drop``, ids renumbered."""
+    keep = np.ones(h.arc_tail.size, bool)
+    keep[np.asarray(drop, np.int64)] = False
+    new = (np.cumsum(keep) - 1).astype(np.int32)
+    child = h.arc_child[keep]
+    out = dataclasses.replace(
+        h, arc_tail=h.arc_tail[keep], arc_head=h.arc_head[keep],
+        arc_length=h.arc_length[keep], arc_cost=h.arc_cost[keep],
+        arc_child=np.where(child >= 0, new[np.maximum(child, 0)], -1).astype(np.int32),
+        arcs=new[h.arcs[keep[h.arcs]]])
+    check_pareto_hierarchy(out)
+    return out
+
+
+def missed_pareto_points(g, h) -> int:
+    """How many Pareto-optimal (length, cost) points of the graph's node pairs no path of
+    the layered graph (what the labeling searches) matches or dominates."""
+    lg = LayeredGraph.of(h)
+    length, cost = g.metrics["distance"], g.metrics["travel_time"]
+    missed = 0
+    for s in range(g.num_nodes):
+        for t in range(g.num_nodes):
+            truth = reference_pareto(g.first_out, g.head, length, cost, s, t)
+            got = reference_pareto(lg.first_out, lg.head, lg.length, lg.cost, s, lg.target(t))
+            missed += sum(not any(a <= x and b <= y for a, b in got) for x, y in truth)
+    return missed
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_bi_criteria_refused_exactly_when_a_pareto_point_is_missed(seed):
+    g = random_two_metric_graph(seed, n=10, m=30)
+    h = build_pareto_hierarchy(g, g.metrics["distance"], g.metrics["travel_time"],
+                               core_fraction=0.0)
+    assert prove_pareto(h).pairs >= 0
+    candidates = pareto_droppable(h)
+    rng = np.random.default_rng(seed)
+    for count in sorted({1, 3, candidates.size}):
+        if count == 0 or count > candidates.size:
+            continue
+        damaged = pareto_edited(h, rng.choice(candidates, count, replace=False))
+        try:
+            prove_pareto(damaged)
+            refused = False
+        except LoadError as e:
+            assert "as short and as cheap" in str(e)
+            refused = True
+        assert refused == (missed_pareto_points(g, damaged) > 0)
+
+
+@pytest.fixture(scope="module")
+def pareto_generated():
+    g = generate_road_network(3_000, seed=6)
+    return g, pareto_hierarchy_for(g, "distance", "travel_time")
+
+
+def test_a_valid_rlb_loads_with_its_proof(tmp_path, pareto_generated):
+    g, h = pareto_generated
+    loaded = load_pareto_hierarchy(save_pareto_hierarchy(h, tmp_path / "g.rlb"), g)
+    p = loaded.proof
+    assert p.pairs > 1000 and p.pairs == p.direct + p.two_arcs + p.searched
+    one, many = prove_pareto(h, threads=1), prove_pareto(h, threads=4)
+    assert (one.direct, one.two_arcs, one.searched) == (many.direct, many.two_arcs, many.searched)
+
+
+@pytest.mark.parametrize("count", [1, 40, 800])
+def test_an_rlb_with_shortcuts_dropped_is_refused_naming_the_file(tmp_path, pareto_generated,
+                                                                  count):
+    g, h = pareto_generated
+    rng = np.random.default_rng(count)
+    damaged = pareto_edited(h, rng.choice(pareto_droppable(h), count, replace=False))
+    path = save_pareto_hierarchy(damaged, tmp_path / "damaged.rlb")
+    try:
+        load_pareto_hierarchy(path, g)
+    except LoadError as e:
+        assert e.path == str(path) and "a shortcut is missing" in e.reason
+        return
+    assert count == 1, "dozens of shortcuts dropped and nothing missed?"

@@ -32,8 +32,10 @@ def save_pareto_hierarchy(h: ParetoHierarchy, path) -> Path:
 def load_pareto_hierarchy(path, graph=None, minimize: str | None = None,
                           budget_metric: str | None = None) -> ParetoHierarchy:
     """A saved hierarchy, refused (LoadError naming the file and the reason) unless it
-    passes the validator and, with ``graph``, belongs to it and to ``minimize`` and
-    ``budget_metric`` (when given)."""
+    passes the validator and the witness check (engine.csp.hierarchy.proof: no shortcut
+    missing; its result is ``proof``) and, with ``graph``, belongs to it and to
+    ``minimize`` and ``budget_metric`` (when given)."""
+    from engine.csp.hierarchy.proof import prove_pareto
     path = Path(path)
     meta, arrays = read_pareto_hierarchy(path)
     names, hashes = meta["metrics"], meta["metric_hashes"]
@@ -44,6 +46,7 @@ def load_pareto_hierarchy(path, graph=None, minimize: str | None = None,
                         metrics=tuple(names), metric_hashes=tuple(hashes), **arrays)
     if graph is not None:
         check_fits(h, graph, minimize or names[0], budget_metric or names[1], path)
+    h.proof = prove_pareto(h, path)
     return h
 
 

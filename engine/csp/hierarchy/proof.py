@@ -1,0 +1,236 @@
+"""The witness check of a bi-criteria hierarchy (``.rlb``): a proof, from its arrays
+alone, that no shortcut is missing, so that cost-budgeted answers on it stay exact.
+
+The labeling searches the layered graph (engine/csp/hierarchy/layered.py): paths that
+climb over search arcs to higher levels, cross the core over core arcs and descend.
+It is exact when every path of the graph has such a copy as short and as cheap. The
+file validator (engine/io/pareto_hierarchy_file.py) proves every shortcut a real
+path and every arc the search leaves out dominated by a search arc; what it cannot
+see is a shortcut that is not there. This check's condition, for every contracted
+node v of level l and every pair of search arcs u -> v and v -> x (``u != x``) from
+and to higher nodes, with (L, C) the pair's summed length and cost:
+
+    the hierarchy has a path u ~> x of search arcs with length <= L and cost <= C
+    whose inner nodes lie above level l, or one with length + cost < L + C.
+
+It is enough, as for contraction hierarchies (engine/ch/proof.py): replacing such a
+*valley* u -> v -> x by its way around makes (length + cost, the multiset of levels
+read from the top) decrease in a well-founded order, and a path with no valley left
+climbs, crosses the core and descends, dominated-or-equal to where it started. And
+it refuses exactly the hierarchies in which some pair of nodes has a path that no
+climb-core-descent dominates (an answer the labeling could miss).
+
+A pair is answered, cheapest first: by a search arc u -> x that dominates it, by two
+arcs u -> y -> x (binary searches in the sorted arc lists of engine/ch/arc_lists.py),
+and only then by a bi-criteria label-setting search from u over climb, core and
+descent, bounded by (L, C) and never descending below x. Numba, parallel over
+chunks of nodes; scratch: two int64 labels per node per thread.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from engine.ch.arc_lists import find, grouped, listed_mask
+from engine.ch.proof import CHUNKS_PER_THREAD, workers
+from engine.core.arrays import grow
+from engine.core.heaps import pop, push
+from engine.io.errors import LoadError
+
+INF = np.iinfo(np.int64).max
+
+
+@dataclass(frozen=True)
+class ParetoProof:
+    """What the check looked at: valley pairs, how each was answered, the time."""
+    pairs: int            # (u -> v, v -> x) pairs of search arcs with u != x
+    direct: int           # answered by one search arc u -> x
+    two_arcs: int         # by two, u -> y -> x
+    searched: int         # by a bi-criteria search
+    ms: float
+
+    def text(self) -> str:
+        return (f"{self.pairs:,} pairs around contracted nodes proved ({self.direct:,} by an "
+                f"arc, {self.two_arcs:,} by two, {self.searched:,} by a search) in "
+                f"{self.ms:.0f} ms")
+
+
+@numba.njit(cache=True, _nrt=False)
+def _kind(u, x, level, levels):
+    """Which of u's lists would hold an arc u -> x: 0 up, 1 down, 2 core, -1 none."""
+    if level[x] > level[u]:
+        return 0
+    if level[x] < level[u]:
+        return 1
+    return 2 if level[u] == levels else -1
+
+
+@numba.njit(cache=True, _nrt=False)
+def _direct(u, x, big_l, big_c, g):
+    """A search arc u -> x with length <= big_l and cost <= big_c?"""
+    level, levels, first, ends, lens, costs = g[0], g[1], g[2], g[3], g[4], g[5]
+    k = _kind(u, x, level, levels)
+    if k < 0:
+        return False
+    r, end = find(ends, first[k, u], first[k, u + 1], x), first[k, u + 1]
+    while r < end and ends[r] == x:
+        if lens[r] <= big_l and costs[r] <= big_c:
+            return True
+        r += 1
+    return False
+
+
+@numba.njit(cache=True, _nrt=False)
+def _two_arcs(u, x, l, big_l, big_c, g):
+    """Search arcs u -> y -> x within (big_l, big_c), y above level l, or at l and
+    strictly shorter in length + cost? (y over u's three lists, x found in y's.)"""
+    level, levels, first, ends, lens, costs = g[0], g[1], g[2], g[3], g[4], g[5]
+    for k in range(3):
+        for r in range(first[k, u], first[k, u + 1]):
+            y = ends[r]
+            j = _kind(y, x, level, levels)
+            if level[y] < l or y == x or j < 0:
+                continue
+            q, end = find(ends, first[j, y], first[j, y + 1], x), first[j, y + 1]
+            while q < end and ends[q] == x:
+                a, b = lens[r] + lens[q], costs[r] + costs[q]
+                if a <= big_l and b <= big_c and (level[y] > l or a + b < big_l + big_c):
+                    return True
+                q += 1
+    return False
+
+
+@numba.njit(cache=True, _nrt=False)
+def _relax(s, d, c, big_l, big_c, settled, key, item, size):
+    """Push label (d, c) of state s unless it passes the bounds or s has a settled
+    label no dearer (labels leave by length, so that one is no longer either)."""
+    if d <= big_l and c <= big_c and c < settled[s]:
+        size = push(key, item, size, (d, c), s)
+    return size
+
+
+@numba.njit(cache=True, _nrt=False)
+def _label(x, big_l, big_c, g, settled, touched, nt, key, item, size, room):
+    """Label-setting steps toward x (states: node, node + n while descending) while the
+    buffers have ``room`` to spare: (reached x, nt, size); size 0 when done."""
+    level, levels, first, ends, lens, costs = g[0], g[1], g[2], g[3], g[4], g[5]
+    n = level.size
+    while size > 0 and nt + 1 <= touched.size and size + room <= key.shape[0]:
+        dc, s, size = pop(key, item, size)
+        d, c = dc
+        if c >= settled[s]:
+            continue
+        if settled[s] == INF:
+            touched[nt], nt = s, nt + 1
+        settled[s] = c
+        y, down = s % n, s >= n
+        if y == x:
+            return True, nt, size
+        core = level[y] == levels
+        for k in range(3):
+            if (k == 0 and (down or core)) or (k == 2 and (down or not core)):
+                continue
+            for r in range(first[k, y], first[k, y + 1]):
+                z = ends[r]
+                if k == 1 and z != x and level[z] <= level[x]:
+                    continue
+                size = _relax(z + n * (k == 1), d + lens[r], c + costs[r], big_l, big_c,
+                              settled, key, item, size)
+    return False, nt, size
+
+
+@numba.njit(cache=True)
+def _search(u, x, big_l, big_c, g, settled, buf):
+    """A climb, core walk and descent u ~> x within (big_l, big_c)? ``settled`` is all
+    INF on entry and on return; ``buf`` (touched states, heap keys and items) grows here,
+    between runs of _label."""
+    touched, key, item = buf
+    room = g[6]
+    key[0, 0], key[0, 1], item[0] = 0, 0, u
+    nt, size, found = 0, 1, False
+    while size > 0 and not found:
+        found, nt, size = _label(x, big_l, big_c, g, settled, touched, nt, key, item, size, room)
+        touched = grow(touched, nt + 1)
+        key, item = grow(key, size + room), grow(item, size + room)
+    for i in range(nt):
+        settled[touched[i]] = INF
+    return found, (touched, key, item)
+
+
+@numba.njit(cache=True, parallel=True)
+def _prove(g, nodes, chunks, settled):
+    """Every valley pair of ``nodes`` (contracted), ``chunks`` ranges of them in parallel:
+    (counts [3]: direct, two arcs, searched; the failure (v, u, x, L, C) of the lowest
+    chunk that has one, or v = -1)."""
+    level, in_first, in_end, in_len, in_cost = g[0], g[7], g[8], g[9], g[10]
+    first, ends, lens, costs = g[2], g[3], g[4], g[5]
+    stats = np.zeros((chunks.size - 1, 3), np.int64)
+    fail = np.full((chunks.size - 1, 5), -1, np.int64)
+    for c in numba.prange(chunks.size - 1):
+        mine = settled[numba.get_thread_id()]
+        buf = (np.empty(64, np.int64), np.empty((64, 2), np.int64), np.empty(64, np.int64))
+        for k in range(chunks[c], chunks[c + 1]):
+            v = nodes[k]
+            for i in range(in_first[v], in_first[v + 1]):
+                u = in_end[i]
+                for j in range(first[0, v], first[0, v + 1]):
+                    x = ends[j]
+                    big_l, big_c = in_len[i] + lens[j], in_cost[i] + costs[j]
+                    if x == u or fail[c, 0] >= 0:
+                        continue
+                    if _direct(u, x, big_l, big_c, g):
+                        stats[c, 0] += 1
+                    elif _two_arcs(u, x, level[v], big_l, big_c, g):
+                        stats[c, 1] += 1
+                    else:
+                        stats[c, 2] += 1
+                        found, buf = _search(u, x, big_l, big_c, g, mine, buf)
+                        if not found:
+                            fail[c, 0], fail[c, 1], fail[c, 2] = v, u, x
+                            fail[c, 3], fail[c, 4] = big_l, big_c
+    for c in range(chunks.size - 1):
+        if fail[c, 0] >= 0:
+            return stats.sum(axis=0), fail[c]
+    return stats.sum(axis=0), np.full(5, -1, np.int64)
+
+
+def prove_pareto(h, path=None, threads: int | None = None) -> ParetoProof:
+    """Check that ``h`` (a ParetoHierarchy, or anything with its arrays, validated by
+    engine.io.pareto_hierarchy_file.check_pareto_hierarchy) misses no shortcut;
+    LoadError naming ``path`` if it does. ``threads``: at most this many."""
+    started = time.perf_counter()
+    n, levels, level = h.num_nodes, h.num_levels, h.level
+    tail, head = h.arc_tail, h.arc_head
+    listed = listed_mask(tail.size, h.arcs)
+    lt, lh = level[tail], level[head]
+    kinds = [grouped(tail, head, listed & (lt < lh), n), grouped(tail, head, listed & (lt > lh), n),
+             grouped(tail, head, listed & (lt == lh) & (lt == levels) & (tail != head), n)]
+    above = grouped(head, tail, listed & (lt > lh), n)
+    room = 2 * max(int(np.diff(k[0]).max(initial=0)) for k in kinds) + 1
+    base = np.cumsum([0] + [k[1].size for k in kinds])[:3, None]
+    arcs = np.concatenate([k[1] for k in kinds])       # the three lists end to end
+    g = (level, levels, np.stack([k[0] for k in kinds]) + base,
+         np.concatenate([k[2] for k in kinds]), h.arc_length[arcs], h.arc_cost[arcs], room,
+         above[0], above[2], h.arc_length[above[1]], h.arc_cost[above[1]])
+    nodes = np.flatnonzero(level < levels)
+    threads = workers(n, threads)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        settled = np.full((threads, 2 * n), INF, np.int64)
+        parts = max(1, min(nodes.size, threads * CHUNKS_PER_THREAD))
+        stats, fail = _prove(g, nodes, np.linspace(0, nodes.size, parts + 1).astype(np.int64),
+                             settled)
+    finally:
+        numba.set_num_threads(previous)
+    if fail[0] >= 0:
+        v, u, x, big_l, big_c = (int(f) for f in fail)
+        raise LoadError(path, f"a shortcut is missing: the hierarchy's path {u} -> {v} -> {x} "
+                              f"(node indexes; length {big_l:,}, cost {big_c:,}, around node {v} "
+                              f"of level {int(level[v])}) has no way around it as short and as "
+                              "cheap, so cost-budgeted answers through it could be wrong")
+    return ParetoProof(int(stats.sum()), int(stats[0]), int(stats[1]), int(stats[2]),
+                       (time.perf_counter() - started) * 1000)

@@ -52,7 +52,8 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
         sp = sub.add_parser(cap.name, help=cap.help, description=cap.help)
         if only is not None and cap.name != only:
             continue
-        sp.add_argument("files", nargs="+", help="graph files (DIMACS .gr/.co, OSM, cache)")
+        sp.add_argument("files", nargs="+", help="the files it opens (see above)" if cap.opens_files
+                        else "graph files (DIMACS .gr/.co, OSM, cache)")
         for param in cap.params:
             if param.cli:
                 sp.add_argument(param.cli_flag, **_argument(param))
@@ -143,6 +144,9 @@ def run_capability(cap, args) -> dict:
     from engine.workspace import Workspace
     params = parameters(cap, args)
     siblings = not getattr(args, "no_siblings", False)
+    if cap.opens_files:              # it reads its files itself (engine/capabilities/check.py)
+        params.update(files=list(args.files), siblings=siblings)
+        return cap.to_json(None, params, cap.run(None, params, JobContext()))
     inputs = input_files(args.files, siblings)
     cap.check_outputs(params, inputs)     # before any work: no output is an input, a device...
     t0 = time.perf_counter()

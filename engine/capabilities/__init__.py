@@ -79,6 +79,8 @@ class Capability:
     makes_graph: bool = False      # run(backend, params, ctx) -> NewGraph: the engine adopts its workspace
     needs_backend: bool = True     # False: runs on the CPU alone (no device is chosen)
     record_text: Callable | None = None   # record_text(record) -> str: progress lines on the command line
+    opens_files: bool = False      # the command line loads no graph: run(None, params, ctx) opens
+                                   # params["files"] itself (the window: its workspace, no files)
 
     @property
     def job_lane(self) -> str:

@@ -10,13 +10,13 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True)
-def listed_mask(size, *lists):
-    """bool [size]: the arcs in any of ``lists`` (ids checked in range by the validator)."""
+def listed_mask(size: int, *lists) -> np.ndarray:
+    """bool [size]: the arcs in any of ``lists`` (ids checked in range by the validator).
+    NumPy, not Numba: as a cached Numba function of ``*args`` it crashed here once calls
+    with one list and with two had both been cached."""
     mask = np.zeros(size, np.bool_)
     for arcs in lists:
-        for a in arcs:
-            mask[a] = True
+        mask[arcs] = True
     return mask
 
 

@@ -1,8 +1,8 @@
 """The window's file jobs (hidden capabilities: not on the command line or the menus,
-the same job channel): open and save a contraction hierarchy, save a graph cache, and
-write an export the window prepared. A save is refused before any work when its path
-is one of the files the graph came from (``Workspace.input_files``), or a device, FIFO
-or folder (``check_target``)."""
+the same job channel): open and save a contraction hierarchy, and write an export the
+window prepared (a graph cache is the ``cache`` capability: engine/capabilities/cache.py).
+A save is refused before any work when its path is one of the files the graph came
+from (``Workspace.input_files``), or a device, FIFO or folder (``check_target``)."""
 from __future__ import annotations
 
 from engine.capabilities import EVERY, Capability, register
@@ -30,12 +30,6 @@ def save_hierarchy(workspace, params: dict, ctx) -> str:
     return str(h.save(params["path"]))
 
 
-def save_cache(workspace, params: dict, ctx) -> str:
-    from engine.io.cache import save_cache as save
-    check_target(workspace, params)
-    return str(save(workspace.graph, params["path"]) or params["path"])
-
-
 def export(workspace, params: dict, ctx) -> str:
     """Write a file the window prepared (``params["write"]() -> what was written``): a
     tree of NY as GeoJSON takes a second, which the window must not wait for; the
@@ -49,7 +43,5 @@ register(Capability(name="open_hierarchy", label="Opening a hierarchy", help="op
                     run=open_hierarchy, lane="contract", **HIDDEN))   # it supersedes a contraction
 register(Capability(name="save_hierarchy", label="Saving the hierarchy", help="save a .rlh",
                     run=save_hierarchy, policy=EVERY, **HIDDEN))
-register(Capability(name="save_cache", label="Saving the cache", help="save a graph cache",
-                    run=save_cache, policy=EVERY, **HIDDEN))
 register(Capability(name="export", label="Exporting", help="write a prepared export",
                     run=export, policy=EVERY, **HIDDEN))

@@ -234,9 +234,9 @@ def test_new_york_opens_and_routes(qtbot, window):
 def test_save_cache_then_open_it(qtbot, window, graph, tmp_path):
     load_graph(qtbot, window, graph)
     path = tmp_path / "grid.rlg"
-    with answer_of(qtbot, window.engine, "save_cache", timeout=LOAD_TIMEOUT_MS) as blocker:
-        window.controller("save_cache").save_cache(path)
-    assert blocker.args[1] == str(path) and path.is_file()
+    with answer_of(qtbot, window.engine, "cache", timeout=LOAD_TIMEOUT_MS) as blocker:
+        window.controller("cache").save_cache(path)
+    assert blocker.args[1].path == str(path) and path.is_file()
     with qtbot.waitSignal(window.graph_shown, timeout=LOAD_TIMEOUT_MS):
         window.open_files([path])
     assert window.session.graph is not graph and window.session.graph.num_arcs == graph.num_arcs

@@ -296,14 +296,15 @@ def test_the_windows_save_jobs_never_write_the_graphs_files(tmp_path):
     os.symlink(gr, tmp_path / "link.gr")
     workspace = Workspace(generate_road_network(100, seed=1), cpu_backend())
     workspace.input_files = (("the graph file", str(gr)),)
-    for kind, params in (("save_cache", {}), ("save_hierarchy", {}),
+    for kind, params in (("cache", {}), ("save_hierarchy", {}),
                          ("export", {"write": lambda: pytest.fail("written")}),
                          ("save_csp_hierarchy", {"minimize": "distance", "budget_metric": "travel_time"})):
+        key = "out" if kind == "cache" else "path"
         for target in (gr, tmp_path / "link.gr"):
             with pytest.raises(UnsafeTarget, match="the graph file"):
-                capabilities.get(kind).run(workspace, {**params, "path": str(target)}, JobContext())
+                capabilities.get(kind).run(workspace, {**params, key: str(target)}, JobContext())
     assert gr.read_bytes() == OLD
-    capabilities.get("save_cache").run(workspace, {"path": str(tmp_path / "g.rlg")}, JobContext())
+    capabilities.get("cache").run(workspace, {"out": str(tmp_path / "g.rlg")}, JobContext())
     assert (tmp_path / "g.rlg").stat().st_size > 0
 
 
@@ -321,4 +322,4 @@ def test_a_graph_the_window_opens_remembers_its_files_and_siblings(tmp_path):
     assert new.workspace.input_files == (("the graph file", str(gr)),
                                          ("the graph's sibling file", str(sibling)))
     with pytest.raises(UnsafeTarget, match="the graph's sibling file"):
-        capabilities.get("save_cache").run(new.workspace, {"path": str(sibling)}, JobContext())
+        capabilities.get("cache").run(new.workspace, {"out": str(sibling)}, JobContext())

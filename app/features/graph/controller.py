@@ -27,7 +27,7 @@ NO_COORDINATES = ("This graph has no coordinates, so there is no map to draw.\n"
 @register_controller
 class GraphController(Controller):
     order = 10
-    kinds = ("load", "save_cache")
+    kinds = ("load", "cache")
 
     def __init__(self, window) -> None:
         super().__init__(window)
@@ -35,8 +35,7 @@ class GraphController(Controller):
         menu = window.menu("&File")
         window.add_action(menu, "&Open…", QKeySequence.Open, self.choose_files)
         window.add_action(menu, "Open &default network", "Ctrl+D", self.engine.generate_default)
-        self.save_action = window.add_action(menu, "&Save cache…", QKeySequence.Save,
-                                             self.choose_cache_path, needs_graph=True)
+        self.save_action = window.capability_action("cache")     # File ▸ Save cache…
         box = QGroupBox("Network")
         col = QVBoxLayout(box)
         self.info = selectable_label("No graph loaded.")
@@ -50,6 +49,9 @@ class GraphController(Controller):
         if paths:
             self.engine.open_files(paths)
 
+    def trigger(self, capability: str) -> None:
+        self.choose_cache_path()
+
     def choose_cache_path(self) -> None:
         if self.session.graph is None:
             return
@@ -60,16 +62,16 @@ class GraphController(Controller):
             self.save_cache(path)
 
     def save_cache(self, path) -> int:
-        return self.engine.submit("save_cache", {"path": str(path)}, label="Saving the cache")
+        return self.engine.submit("cache", {"out": str(path)}, label="Saving the cache")
 
     def on_result(self, job, result) -> None:
-        {"load": self._adopt, "save_cache": self._saved}[job.kind](result)
+        {"load": self._adopt, "cache": self._saved}[job.kind](result)
 
     def on_error(self, job, message: str) -> None:
-        {"load": self._load_failed, "save_cache": self._save_failed}[job.kind](job, message)
+        {"load": self._load_failed, "cache": self._save_failed}[job.kind](job, message)
 
-    def _saved(self, path: str) -> None:
-        self.window.statusBar().showMessage(f"Saved {path}", 5000)
+    def _saved(self, written) -> None:
+        self.window.statusBar().showMessage(f"Saved {written.path}", 5000)
 
     def _save_failed(self, job, message: str) -> None:
         self.window.show_error(f"Could not save the cache: {message}")

@@ -15,8 +15,7 @@ from engine.csp.hierarchy.file import save_pareto_hierarchy
 from engine.generate.network import generate_road_network
 from engine.io.cache import save_cache
 from engine.workspace import Workspace
-from tests.engine.test_hierarchy_proof import (droppable, edited, pareto_droppable,
-                                               pareto_edited)
+from tests.hierarchy_damage import droppable, edited, pareto_droppable, pareto_edited
 
 
 @pytest.fixture(scope="module")

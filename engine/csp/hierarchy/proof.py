@@ -113,9 +113,27 @@ def _relax(s, d, c, big_l, big_c, settled, key, item, size):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _label(x, big_l, big_c, g, settled, touched, nt, key, item, size, room):
+def _one_down(y, d, c, x, big_l, big_c, g, near):
+    """Does label (d, c) at y reach x within the bounds: y is x, or an arc y -> x from
+    above (``near[y]``: its first position in x's sorted list of them, else -1)?"""
+    if y == x:
+        return True
+    r = near[y]
+    if r < 0:
+        return False
+    in_first, in_end, in_len, in_cost = g[7], g[8], g[9], g[10]
+    while r < in_first[x + 1] and in_end[r] == y:
+        if d + in_len[r] <= big_l and c + in_cost[r] <= big_c:
+            return True
+        r += 1
+    return False
+
+
+@numba.njit(cache=True, _nrt=False)
+def _label(x, big_l, big_c, g, settled, near, climb, touched, nt, key, item, size, room):
     """Label-setting steps toward x (states: node, node + n while descending) while the
-    buffers have ``room`` to spare: (reached x, nt, size); size 0 when done."""
+    buffers have ``room`` to spare: (reached x, nt, size); size 0 when done. ``climb``:
+    no descent but its last arc (``near``, see _one_down), a first, cheaper try."""
     level, levels, first, ends, lens, costs = g[0], g[1], g[2], g[3], g[4], g[5]
     n = level.size
     while size > 0 and nt + 1 <= touched.size and size + room <= key.shape[0]:
@@ -127,11 +145,12 @@ def _label(x, big_l, big_c, g, settled, touched, nt, key, item, size, room):
             touched[nt], nt = s, nt + 1
         settled[s] = c
         y, down = s % n, s >= n
-        if y == x:
+        if y == x or (climb and _one_down(y, d, c, x, big_l, big_c, g, near)):
             return True, nt, size
         core = level[y] == levels
         for k in range(3):
-            if (k == 0 and (down or core)) or (k == 2 and (down or not core)):
+            if (k == 0 and (down or core)) or (k == 2 and (down or not core)) or \
+                    (k == 1 and climb):
                 continue
             for r in range(first[k, y], first[k, y + 1]):
                 z = ends[r]
@@ -143,25 +162,35 @@ def _label(x, big_l, big_c, g, settled, touched, nt, key, item, size, room):
 
 
 @numba.njit(cache=True)
-def _search(u, x, big_l, big_c, g, settled, buf):
-    """A climb, core walk and descent u ~> x within (big_l, big_c)? ``settled`` is all
-    INF on entry and on return; ``buf`` (touched states, heap keys and items) grows here,
-    between runs of _label."""
+def _search(u, x, big_l, big_c, g, settled, near, buf):
+    """A climb, core walk and descent u ~> x within (big_l, big_c)? First climbing alone
+    with one arc down at the end, then with descents. ``settled`` (all INF) and ``near``
+    (all -1) are so again on return; ``buf`` (touched states, heap keys and items) grows
+    here, between runs of _label."""
     touched, key, item = buf
-    room = g[6]
-    key[0, 0], key[0, 1], item[0] = 0, 0, u
-    nt, size, found = 0, 1, False
-    while size > 0 and not found:
-        found, nt, size = _label(x, big_l, big_c, g, settled, touched, nt, key, item, size, room)
-        touched = grow(touched, nt + 1)
-        key, item = grow(key, size + room), grow(item, size + room)
-    for i in range(nt):
-        settled[touched[i]] = INF
+    room, in_first, in_end = g[6], g[7], g[8]
+    for r in range(in_first[x + 1] - 1, in_first[x] - 1, -1):
+        near[in_end[r]] = r
+    found = False
+    for climb in (True, False):
+        key[0, 0], key[0, 1], item[0] = 0, 0, u
+        nt, size = 0, 1
+        while size > 0 and not found:
+            found, nt, size = _label(x, big_l, big_c, g, settled, near, climb, touched, nt, key,
+                                     item, size, room)
+            touched = grow(touched, nt + 1)
+            key, item = grow(key, size + room), grow(item, size + room)
+        for i in range(nt):
+            settled[touched[i]] = INF
+        if found:
+            break
+    for r in range(in_first[x], in_first[x + 1]):
+        near[in_end[r]] = -1
     return found, (touched, key, item)
 
 
 @numba.njit(cache=True, parallel=True)
-def _prove(g, nodes, chunks, settled):
+def _prove(g, nodes, chunks, settled, near):
     """Every valley pair of ``nodes`` (contracted), ``chunks`` ranges of them in parallel:
     (counts [3]: direct, two arcs, searched; the failure (v, u, x, L, C) of the lowest
     chunk that has one, or v = -1)."""
@@ -170,7 +199,8 @@ def _prove(g, nodes, chunks, settled):
     stats = np.zeros((chunks.size - 1, 3), np.int64)
     fail = np.full((chunks.size - 1, 5), -1, np.int64)
     for c in numba.prange(chunks.size - 1):
-        mine = settled[numba.get_thread_id()]
+        t = numba.get_thread_id()
+        mine, mine_near = settled[t], near[t]
         buf = (np.empty(64, np.int64), np.empty((64, 2), np.int64), np.empty(64, np.int64))
         for k in range(chunks[c], chunks[c + 1]):
             v = nodes[k]
@@ -187,7 +217,7 @@ def _prove(g, nodes, chunks, settled):
                         stats[c, 1] += 1
                     else:
                         stats[c, 2] += 1
-                        found, buf = _search(u, x, big_l, big_c, g, mine, buf)
+                        found, buf = _search(u, x, big_l, big_c, g, mine, mine_near, buf)
                         if not found:
                             fail[c, 0], fail[c, 1], fail[c, 2] = v, u, x
                             fail[c, 3], fail[c, 4] = big_l, big_c
@@ -221,9 +251,10 @@ def prove_pareto(h, path=None, threads: int | None = None) -> ParetoProof:
     numba.set_num_threads(threads)
     try:
         settled = np.full((threads, 2 * n), INF, np.int64)
+        near = np.full((threads, n), -1, np.int64)
         parts = max(1, min(nodes.size, threads * CHUNKS_PER_THREAD))
         stats, fail = _prove(g, nodes, np.linspace(0, nodes.size, parts + 1).astype(np.int64),
-                             settled)
+                             settled, near)
     finally:
         numba.set_num_threads(previous)
     if fail[0] >= 0:

@@ -1,5 +1,5 @@
 """Arc lists for the witness checks of hierarchy files (engine/ch/proof.py,
-engine/csp/hierarchy/proof.py): a hierarchy's arcs of one kind grouped by one end, each
+engine/csp/hierarchy/proof.py): a hierarchy's arcs of each kind grouped by one end, each
 group sorted by the other end, so that "is there an arc u -> x" is a binary search in
 u's few dozen arcs and two groups meet by a merge. Built in Numba: one counting pass
 over the arcs, one fill pass, and an insertion sort per group (parallel over groups).
@@ -21,22 +21,30 @@ def listed_mask(size: int, *lists) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def grouped(key, other, keep, n):
-    """(first [n+1], arc ids, their ``other`` ends as int32): the arcs with ``keep`` set
-    grouped by ``key`` (a CSR over n nodes), each group sorted by ``other``."""
-    first = np.zeros(n + 1, np.int64)
+def grouped(key, other, kind, n, kinds):
+    """(first [kinds, n+1], arc ids, their ``other`` ends as int32): the arcs with
+    ``kind`` 0 .. kinds-1 (-1: left out), kind by kind, each kind grouped by ``key`` (a
+    CSR over n nodes: kind k's arcs of node v at first[k, v]:first[k, v+1] of the one
+    array), each group sorted by ``other``. One counting pass, one fill pass."""
+    first = np.zeros((kinds, n + 1), np.int64)
     for a in range(key.size):
-        if keep[a]:
-            first[key[a] + 1] += 1
-    for v in range(n):
-        first[v + 1] += first[v]
-    fill = first[:-1].copy()
-    arcs, ends = np.empty(first[n], np.int64), np.empty(first[n], np.int32)
+        if kind[a] >= 0:
+            first[kind[a], key[a] + 1] += 1
+    total = 0
+    for k in range(kinds):
+        first[k, 0] = total
+        for v in range(n):
+            first[k, v + 1] += first[k, v]
+        total = first[k, n]
+    fill = first[:, :-1].copy()
+    arcs, ends = np.empty(total, np.int64), np.empty(total, np.int32)
     for a in range(key.size):
-        if keep[a]:
-            p = fill[key[a]]
-            arcs[p], ends[p], fill[key[a]] = a, other[a], p + 1
-    _sort_groups(first, arcs, ends)
+        k = kind[a]
+        if k >= 0:
+            p = fill[k, key[a]]
+            arcs[p], ends[p], fill[k, key[a]] = a, other[a], p + 1
+    for k in range(kinds):
+        _sort_groups(first[k], arcs, ends)
     return first, arcs, ends
 
 

@@ -310,8 +310,9 @@ def prove(h, path=None, threads: int | None = None) -> Proof:
     n, levels, level = h.num_nodes, h.num_levels, h.node_level
     listed = listed_mask(h.arc_tail.size, h.up_harc, h.down_harc)
     rise = level[h.arc_tail] < level[h.arc_head]
-    up_first, up_arc, up_end = grouped(h.arc_tail, h.arc_head, listed & rise, n)
-    down_first, down_arc, down_end = grouped(h.arc_head, h.arc_tail, listed & ~rise, n)
+    up_first, up_arc, up_end = grouped(h.arc_tail, h.arc_head, _kind(listed & rise), n, 1)
+    down_first, down_arc, down_end = grouped(h.arc_head, h.arc_tail, _kind(listed & ~rise), n, 1)
+    up_first, down_first = up_first[0], down_first[0]
     core_at = np.full(n, -1, np.int64)
     core_at[h.core_nodes] = np.arange(h.core_nodes.size)
     room = max(1, int(np.diff(up_first).max(initial=0)), int(np.diff(down_first).max(initial=0)))
@@ -346,8 +347,14 @@ def prove(h, path=None, threads: int | None = None) -> Proof:
                  (time.perf_counter() - started) * 1000)
 
 
-def workers(n: int, threads: int | None) -> int:
-    """Threads for a witness check: Numba's (or ``threads``), fewer when their labels (16
-    bytes per node each) would pass SCRATCH_BUDGET."""
+def _kind(mask: np.ndarray) -> np.ndarray:
+    """int8: 0 where ``mask``, -1 elsewhere (arc_lists.grouped's kinds)."""
+    return np.where(mask, np.int8(0), np.int8(-1))
+
+
+def workers(n: int, threads: int | None, per_node: int = 16) -> int:
+    """Threads for a witness check: Numba's (or ``threads``), fewer when their scratch
+    (``per_node`` bytes per node each) would pass SCRATCH_BUDGET."""
     want = numba.get_num_threads() if threads is None else max(1, int(threads))
-    return max(1, min(want, numba.config.NUMBA_NUM_THREADS, SCRATCH_BUDGET // max(16 * n, 1)))
+    cap = SCRATCH_BUDGET // max(per_node * n, 1)
+    return max(1, min(want, numba.config.NUMBA_NUM_THREADS, cap))

@@ -104,15 +104,6 @@ def _two_arcs(u, x, l, big_l, big_c, g):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _relax(s, d, c, big_l, big_c, settled, key, item, size):
-    """Push label (d, c) of state s unless it passes the bounds or s has a settled
-    label no dearer (labels leave by length, so that one is no longer either)."""
-    if d <= big_l and c <= big_c and c < settled[s]:
-        size = push(key, item, size, (d, c), s)
-    return size
-
-
-@numba.njit(cache=True, _nrt=False)
 def _one_down(y, d, c, x, big_l, big_c, g, near):
     """Does label (d, c) at y reach x within the bounds: y is x, or an arc y -> x from
     above (``near[y]``: its first position in x's sorted list of them, else -1)?"""
@@ -130,67 +121,100 @@ def _one_down(y, d, c, x, big_l, big_c, g, near):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _label(x, big_l, big_c, g, settled, near, climb, touched, nt, key, item, size, room):
-    """Label-setting steps toward x (states: node, node + n while descending) while the
-    buffers have ``room`` to spare: (reached x, nt, size); size 0 when done. ``climb``:
-    no descent but its last arc (``near``, see _one_down), a first, cheaper try."""
-    level, levels, first, ends, lens, costs = g[0], g[1], g[2], g[3], g[4], g[5]
-    n = level.size
-    while size > 0 and nt + 1 <= touched.size and size + room <= key.shape[0]:
-        dc, s, size = pop(key, item, size)
+def _climb(g, x, big_l, big_c, near, settled, head, lab, nxt, nl, touched, nt, key, item,
+           size):
+    """Label-setting steps climbing from the labels in the heap (up arcs, then core arcs),
+    within the bounds, while the buffers have room: each settled label (node, length,
+    cost) kept in ``lab``, listed per node (``head``, ``nxt``). (reached x or an arc down
+    into it, see _one_down; nl, nt, size)."""
+    level, levels, first, ends, lens, costs, room = g[0], g[1], g[2], g[3], g[4], g[5], g[6]
+    while size > 0 and nt < touched.size and size + room <= key.shape[0] and \
+            nl + room <= lab.shape[0]:
+        dc, e, size = pop(key, item, size)
         d, c = dc
-        if c >= settled[s]:
+        y = lab[e, 0]
+        if c >= settled[y]:
+            continue                  # a label no longer and no dearer left already
+        if settled[y] == INF:
+            touched[nt], nt = y, nt + 1
+        settled[y], nxt[e], head[y] = c, head[y], e
+        if _one_down(y, d, c, x, big_l, big_c, g, near):
+            return True, nl, nt, size
+        k = 2 if level[y] == levels else 0
+        for r in range(first[k, y], first[k, y + 1]):
+            z, nd, nc = ends[r], d + lens[r], c + costs[r]
+            if nd <= big_l and nc <= big_c and nc < settled[z]:
+                lab[nl, 0], lab[nl, 1], lab[nl, 2] = z, nd, nc
+                size, nl = push(key, item, size, (nd, nc), nl), nl + 1
+    return False, nl, nt, size
+
+
+@numba.njit(cache=True, _nrt=False)
+def _meets(g, big_l, big_c, settled, head, lab, nxt, back, nb, touched, nt, key, item, size):
+    """Label-setting steps climbing from x backwards (arcs down into a node, reversed),
+    within the bounds, while the buffers have room; a settled label meets a climbing
+    label of its node (``head``, ``lab``, ``nxt``) within the bounds: (met, nb, nt, size)."""
+    in_first, in_end, in_len, in_cost, room = g[7], g[8], g[9], g[10], g[6]
+    while size > 0 and nt < touched.size and size + room <= key.shape[0] and \
+            nb + room <= back.size:
+        dc, e, size = pop(key, item, size)
+        d, c = dc
+        y = back[e]
+        if c >= settled[y]:
             continue
-        if settled[s] == INF:
-            touched[nt], nt = s, nt + 1
-        settled[s] = c
-        y, down = s % n, s >= n
-        if y == x or (climb and _one_down(y, d, c, x, big_l, big_c, g, near)):
-            return True, nt, size
-        core = level[y] == levels
-        for k in range(3):
-            if (k == 0 and (down or core)) or (k == 2 and (down or not core)) or \
-                    (k == 1 and climb):
-                continue
-            for r in range(first[k, y], first[k, y + 1]):
-                z = ends[r]
-                if k == 1 and z != x and level[z] <= level[x]:
-                    continue
-                size = _relax(z + n * (k == 1), d + lens[r], c + costs[r], big_l, big_c,
-                              settled, key, item, size)
-    return False, nt, size
+        if settled[y] == INF:
+            touched[nt], nt = y, nt + 1
+        settled[y] = c
+        f = head[y]
+        while f >= 0:
+            if lab[f, 1] + d <= big_l and lab[f, 2] + c <= big_c:
+                return True, nb, nt, size
+            f = nxt[f]
+        for r in range(in_first[y], in_first[y + 1]):
+            z, nd, nc = in_end[r], d + in_len[r], c + in_cost[r]
+            if nd <= big_l and nc <= big_c and nc < settled[z]:
+                back[nb] = z
+                size, nb = push(key, item, size, (nd, nc), nb), nb + 1
+    return False, nb, nt, size
 
 
 @numba.njit(cache=True)
-def _search(u, x, big_l, big_c, g, settled, near, buf):
-    """A climb, core walk and descent u ~> x within (big_l, big_c)? First climbing alone
-    with one arc down at the end, then with descents. ``settled`` (all INF) and ``near``
-    (all -1) are so again on return; ``buf`` (touched states, heap keys and items) grows
-    here, between runs of _label."""
-    touched, key, item = buf
+def _search(u, x, big_l, big_c, g, scratch, buf):
+    """A climb from u (up arcs, core arcs) and a descent to x within (big_l, big_c)? The
+    climb first, ending early at x or an arc down into it; else a climb from x backwards
+    (arcs down, reversed) that meets it. ``scratch`` (labels forward INF, label lists -1,
+    labels backward INF, ``near`` -1) is so again on return; ``buf`` (labels, touched
+    nodes, heap) grows here, between the steps."""
+    settled, head, back_settled, near = scratch
+    lab, nxt, back, tf, tb, key, item = buf
     room, in_first, in_end = g[6], g[7], g[8]
     for r in range(in_first[x + 1] - 1, in_first[x] - 1, -1):
         near[in_end[r]] = r
-    found = False
-    for climb in (True, False):
-        key[0, 0], key[0, 1], item[0] = 0, 0, u
-        nt, size = 0, 1
-        while size > 0 and not found:
-            found, nt, size = _label(x, big_l, big_c, g, settled, near, climb, touched, nt, key,
-                                     item, size, room)
-            touched = grow(touched, nt + 1)
-            key, item = grow(key, size + room), grow(item, size + room)
-        for i in range(nt):
-            settled[touched[i]] = INF
-        if found:
-            break
+    lab[0, 0], lab[0, 1], lab[0, 2], key[0, 0], key[0, 1], item[0] = u, 0, 0, 0, 0, 0
+    nl, nt, size, met = 1, 0, 1, False
+    while size > 0 and not met:
+        met, nl, nt, size = _climb(g, x, big_l, big_c, near, settled, head, lab, nxt, nl, tf, nt,
+                                   key, item, size)
+        tf, key, item = grow(tf, nt + 1), grow(key, size + room), grow(item, size + room)
+        lab, nxt = grow(lab, nl + room), grow(nxt, nl + room)
     for r in range(in_first[x], in_first[x + 1]):
         near[in_end[r]] = -1
-    return found, (touched, key, item)
+    back[0], key[0, 0], key[0, 1], item[0] = x, 0, 0, 0
+    nb, mt, size = 1, 0, 0 if met else 1
+    while size > 0 and not met:
+        met, nb, mt, size = _meets(g, big_l, big_c, back_settled, head, lab, nxt, back, nb, tb,
+                                   mt, key, item, size)
+        tb, key, item = grow(tb, mt + 1), grow(key, size + room), grow(item, size + room)
+        back = grow(back, nb + room)
+    for i in range(mt):
+        back_settled[tb[i]] = INF
+    for i in range(nt):
+        settled[tf[i]], head[tf[i]] = INF, -1
+    return met, (lab, nxt, back, tf, tb, key, item)
 
 
 @numba.njit(cache=True, parallel=True)
-def _prove(g, nodes, chunks, settled, near):
+def _prove(g, nodes, chunks, settled, head, back_settled, near):
     """Every valley pair of ``nodes`` (contracted), ``chunks`` ranges of them in parallel:
     (counts [3]: direct, two arcs, searched; the failure (v, u, x, L, C) of the lowest
     chunk that has one, or v = -1)."""
@@ -200,8 +224,10 @@ def _prove(g, nodes, chunks, settled, near):
     fail = np.full((chunks.size - 1, 5), -1, np.int64)
     for c in numba.prange(chunks.size - 1):
         t = numba.get_thread_id()
-        mine, mine_near = settled[t], near[t]
-        buf = (np.empty(64, np.int64), np.empty((64, 2), np.int64), np.empty(64, np.int64))
+        scratch = (settled[t], head[t], back_settled[t], near[t])
+        buf = (np.empty((64, 3), np.int64), np.empty(64, np.int64), np.empty(64, np.int64),
+               np.empty(64, np.int64), np.empty(64, np.int64), np.empty((64, 2), np.int64),
+               np.empty(64, np.int64))
         for k in range(chunks[c], chunks[c + 1]):
             v = nodes[k]
             for i in range(in_first[v], in_first[v + 1]):
@@ -217,8 +243,8 @@ def _prove(g, nodes, chunks, settled, near):
                         stats[c, 1] += 1
                     else:
                         stats[c, 2] += 1
-                        found, buf = _search(u, x, big_l, big_c, g, mine, mine_near, buf)
-                        if not found:
+                        met, buf = _search(u, x, big_l, big_c, g, scratch, buf)
+                        if not met:
                             fail[c, 0], fail[c, 1], fail[c, 2] = v, u, x
                             fail[c, 3], fail[c, 4] = big_l, big_c
     for c in range(chunks.size - 1):
@@ -234,27 +260,24 @@ def prove_pareto(h, path=None, threads: int | None = None) -> ParetoProof:
     started = time.perf_counter()
     n, levels, level = h.num_nodes, h.num_levels, h.level
     tail, head = h.arc_tail, h.arc_head
-    listed = listed_mask(tail.size, h.arcs)
     lt, lh = level[tail], level[head]
-    kinds = [grouped(tail, head, listed & (lt < lh), n), grouped(tail, head, listed & (lt > lh), n),
-             grouped(tail, head, listed & (lt == lh) & (lt == levels) & (tail != head), n)]
-    above = grouped(head, tail, listed & (lt > lh), n)
-    room = 2 * max(int(np.diff(k[0]).max(initial=0)) for k in kinds) + 1
-    base = np.cumsum([0] + [k[1].size for k in kinds])[:3, None]
-    arcs = np.concatenate([k[1] for k in kinds])       # the three lists end to end
-    g = (level, levels, np.stack([k[0] for k in kinds]) + base,
-         np.concatenate([k[2] for k in kinds]), h.arc_length[arcs], h.arc_cost[arcs], room,
-         above[0], above[2], h.arc_length[above[1]], h.arc_cost[above[1]])
+    kind = np.where(lt < lh, 0, np.where(lt > lh, 1, 2)).astype(np.int8)   # up, down, core
+    kind[~listed_mask(tail.size, h.arcs) | (tail == head)] = -1
+    first, arcs, ends = grouped(tail, head, kind, n, 3)
+    above = grouped(head, tail, np.where(kind == 1, np.int8(0), np.int8(-1)), n, 1)
+    room = 2 * int(np.diff(first, axis=1).max(initial=0)) + 1
+    g = (level, levels, first, ends, h.arc_length[arcs], h.arc_cost[arcs], room,
+         above[0][0], above[2], h.arc_length[above[1]], h.arc_cost[above[1]])
     nodes = np.flatnonzero(level < levels)
-    threads = workers(n, threads)
+    threads = workers(n, threads, per_node=32)
     previous = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
-        settled = np.full((threads, 2 * n), INF, np.int64)
-        near = np.full((threads, n), -1, np.int64)
+        labels = (np.full((threads, n), INF, np.int64), np.full((threads, n), -1, np.int64),
+                  np.full((threads, n), INF, np.int64), np.full((threads, n), -1, np.int64))
         parts = max(1, min(nodes.size, threads * CHUNKS_PER_THREAD))
         stats, fail = _prove(g, nodes, np.linspace(0, nodes.size, parts + 1).astype(np.int64),
-                             settled, near)
+                             *labels)
     finally:
         numba.set_num_threads(previous)
     if fail[0] >= 0:

@@ -8,6 +8,7 @@ runs offscreen unless QT_QPA_PLATFORM says otherwise):
         [--tree [--method NAME]] [--compare]
         [--contract [--K K] [--C C] [--hierarchy FILE.rlh]] [--levels] [--inspect NODE_ID|auto]
         [--crp [--cells LEVEL] [--cell] [--avoid motorway] [--route-levels]]
+        [--csp] [--service-area [--cutoffs TEXT]]
 
 With no FILE it opens the generated default network. Without --route it routes
 between the nodes nearest to 15 % and 85 % of the map's diagonal; --no-route shows
@@ -26,6 +27,9 @@ opens), so the route is a turn-aware CRP route; --cells colours that level's cel
 --cell clicks the cell in the middle of the route (its entries, exits and shortcut
 matrix), --avoid CLASS then toggles an avoid box (the old route stays as a ghost),
 --route-levels draws the route as the query took it (shortcuts by level).
+--csp routes a cost-budgeted path (mode B) at the slider's middle budget, with the
+Pareto chart and the labeling course in the chart dock. --service-area shows the
+start's service areas (tree mode) at --cutoffs (the panel's default when absent).
 """
 from __future__ import annotations
 
@@ -40,10 +44,14 @@ import numpy as np
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # the repository root: app, engine
 
-from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
+from PySide6.QtCore import QEventLoop, Qt, QTimer  # noqa: E402
+from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.main_window import MainWindow  # noqa: E402
+
+
+WIDTH = [0]        # --width: the saved picture's width (0: the window's own)
 
 
 def wait_for(signal, timeout_s: float, accept=lambda *args: True):
@@ -103,7 +111,14 @@ def main(argv=None) -> int:
     ap.add_argument("--cell", action="store_true", help="click the route's middle cell (--crp)")
     ap.add_argument("--avoid", metavar="CLASS", help="toggle this avoid box after routing (--crp)")
     ap.add_argument("--route-levels", action="store_true", help="the route through the levels (--crp)")
+    ap.add_argument("--width", type=int, default=0, help="scale the saved PNG to this width")
+    ap.add_argument("--background", action="store_true",
+                    help="build the turn-aware hierarchy in the background, as the window does")
+    ap.add_argument("--csp", action="store_true", help="a cost-budgeted path with its Pareto chart")
+    ap.add_argument("--service-area", action="store_true", help="the start's service areas")
+    ap.add_argument("--cutoffs", help="service-area cut-offs as the panel takes them, e.g. '5, 10, 15 min'")
     args = ap.parse_args(argv)
+    WIDTH[0] = args.width
     args.contract = args.contract or args.levels or args.inspect is not None or bool(args.hierarchy)
     args.crp = args.crp or args.cells is not None or args.cell or bool(args.avoid) or args.route_levels
 
@@ -112,6 +127,9 @@ def main(argv=None) -> int:
     width, height = map(int, args.size.split("x"))
     w.resize(width, height)
     w.show()
+    # no turn-aware hierarchy built behind the shot (minutes on a big graph on the CPU):
+    # when it lands it asks the route, tree or service area again, mid-grab
+    w.session.background_hierarchy = args.background
     t0 = time.perf_counter()
     if args.files:
         w.open_files(args.files)
@@ -161,6 +179,10 @@ def main(argv=None) -> int:
         s, t = (int(v) for v in g.index_of(args.route))
     else:
         s, t = far_apart_nodes(g)
+    if args.csp:
+        return cost_budgeted(w, routes, s, t, args.out)
+    if args.service_area:
+        return service_area(w, routes, s, args.cutoffs, args.out)
     if args.tree:
         if args.method != "auto" or trees.method_combo.findData("phast") < 0:
             trees.method_combo.setCurrentIndex(trees.method_combo.findData(args.method))
@@ -196,6 +218,32 @@ def main(argv=None) -> int:
         hw, hh = r.width() / 2 / args.zoom, r.height() / 2 / args.zoom
         w.map_view.view.setRange(xRange=(cx - hw, cx + hw), yRange=(cy - hh, cy + hh), padding=0)
     return finish(w, args.out)
+
+
+def cost_budgeted(w, routes, s: int, t: int, out: str) -> int:
+    """Mode B: the cost-budgeted path from s to t at the slider's middle budget."""
+    c = w.controller("csp")
+    c.mode_action.trigger()
+    settle(100)
+    routes.set_source(s)
+    routes.set_target(t)
+    r = wait_for(c.shown, 600, lambda r: r is not None)[0]
+    print(f"cost-budgeted: {c.summary.text()} (budget {r.budget:,}, length {r.length:,}, "
+          f"cost {r.cost:,}, {len(c.charts.pareto_points())} Pareto points)")
+    return finish(w, out)
+
+
+def service_area(w, routes, s: int, cutoffs: str | None, out: str) -> int:
+    """Tree mode with the service areas of the start."""
+    area = w.controller("isochrone")
+    if cutoffs:
+        area.cutoffs.setText(cutoffs)
+    area.check.setChecked(True)
+    w.set_mode("tree")
+    routes.set_source(s)
+    a = wait_for(area.shown, 600, lambda a: a is not None)[0]
+    print(f"service areas: {a.isochrones.cutoffs}; legend {area.legend.text()!r}")
+    return finish(w, out)
 
 
 def click_route_cell(w, crp, level: int) -> None:
@@ -253,7 +301,13 @@ def finish(w, out: str) -> int:
     level = w.map_view.level
     print(f"grab {1000 * (time.perf_counter() - t1):.0f} ms" +
           (f", level cell {level.cell:.0f} m, {level.num_segments:,} segments" if level else ""))
-    image.save(out)
+    if WIDTH[0]:           # a small PNG (README pictures): scaled, 256 colours
+        image = image.toImage()
+        if image.width() > WIDTH[0]:
+            image = image.scaledToWidth(WIDTH[0], Qt.TransformationMode.SmoothTransformation)
+        image = image.convertToFormat(QImage.Format.Format_Indexed8,
+                                      Qt.ImageConversionFlag.AvoidDither)
+    image.save(out, None, 0 if WIDTH[0] else -1)      # 0: the smallest PNG
     print("saved", out)
     w.close()
     return 0

@@ -47,6 +47,8 @@ from engine.io.errors import LoadError
 INF = np.iinfo(np.int64).max
 SCRATCH_BUDGET = 256 << 20       # bytes of per-thread labels; fewer threads beyond it
 CHUNKS_PER_THREAD = 8
+PAIRS_PER_ARC = 64               # valley pairs a file may have per listed arc (NY: 2-3)
+WORK_PER_ARC = 256               # labels a chunk's searches may set per node and arc
 
 
 @dataclass(frozen=True)
@@ -229,33 +231,35 @@ def _one_down(x, bound, df, inf, ie, iw):
 
 @numba.njit(cache=True)
 def _search(u, xs, bounds, g, df, db, buf):
-    """Up-down paths from u to each of ``xs`` within its bound: (-1, 0, buf), or the first
-    x and bound that none reaches. ``g`` the lists, ``buf`` the scratch (touched lists
-    and a heap, grown here); df, db all INF on entry and on return."""
+    """Up-down paths from u to each of ``xs`` within its bound: (-1, 0, labels set, buf),
+    or the first x and bound that none reaches. ``g`` the lists, ``buf`` the scratch
+    (touched lists and a heap, grown here); df, db all INF on entry and on return."""
     level, levels, of, oe, ow, inf, ie, iw, core_at, core_dist, room = g
     tf, tb, key, item = buf
     nf, tf, key, item = _upward(u, bounds.max(), of, oe, ow, df, tf, key, item, room)
-    failed, failed_bound = -1, 0
+    failed, failed_bound, work = -1, 0, nf
     for q in range(xs.size):
         if failed >= 0 or _one_down(xs[q], bounds[q], df, inf, ie, iw):
             continue
         nb, tb, key, item = _upward(xs[q], bounds[q], inf, ie, iw, db, tb, key, item, room)
+        work += nb
         if not _meet(bounds[q], nf, tf, df, nb, tb, db, level, levels, core_at, core_dist):
             failed, failed_bound = xs[q], bounds[q]
         for k in range(nb):
             db[tb[k]] = INF
     for k in range(nf):
         df[tf[k]] = INF
-    return failed, failed_bound, (tf, tb, key, item)
+    return failed, failed_bound, work, (tf, tb, key, item)
 
 
 @numba.njit(cache=True, parallel=True)
-def _prove(g, nodes, chunks, df, db):
+def _prove(g, nodes, chunks, df, db, budget):
     """Every valley pair of ``nodes`` (non-core), ``chunks`` ranges of them in parallel:
     (counts [3]: direct, two arcs, searched; the failure (v, u, x, bound) of the lowest
-    chunk that has one, or v = -1)."""
+    chunk that has one, or v = -1; x = -2: a chunk's searches set more than ``budget``
+    labels)."""
     level, levels, of, oe, ow, inf, ie, iw, core_at, core_dist, room = g
-    stats = np.zeros((chunks.size - 1, 3), np.int64)
+    stats = np.zeros((chunks.size - 1, 4), np.int64)
     fail = np.full((chunks.size - 1, 4), -1, np.int64)
     for c in numba.prange(chunks.size - 1):
         t = numba.get_thread_id()
@@ -272,13 +276,16 @@ def _prove(g, nodes, chunks, df, db):
                 stats[c, 1] += two
                 stats[c, 2] += hard
                 if hard and fail[c, 0] < 0:
-                    x, bound, buf = _search(ie[i], hx[:hard], hb[:hard], g, dft, dbt, buf)
-                    if x >= 0:
+                    x, bound, work, buf = _search(ie[i], hx[:hard], hb[:hard], g, dft, dbt, buf)
+                    stats[c, 3] += work
+                    if stats[c, 3] > budget:
+                        x, bound = -2, 0
+                    if x != -1:
                         fail[c, 0], fail[c, 1], fail[c, 2], fail[c, 3] = v, ie[i], x, bound
     for c in range(chunks.size - 1):
         if fail[c, 0] >= 0:
-            return stats.sum(axis=0), fail[c]
-    return stats.sum(axis=0), np.full(4, -1, np.int64)
+            return stats[:, :3].sum(axis=0), fail[c]
+    return stats[:, :3].sum(axis=0), np.full(4, -1, np.int64)
 
 
 @numba.njit(cache=True)
@@ -296,7 +303,7 @@ def _same_level(g, tail, head, w, m, df, db):
             continue
         count += 1
         xs[0], bounds[0] = x, w[a]
-        failed, _, buf = _search(u, xs, bounds, g, df, db, buf)
+        failed, _, _, buf = _search(u, xs, bounds, g, df, db, buf)
         if failed >= 0:
             return count, a
     return count, -1
@@ -308,16 +315,8 @@ def prove(h, path=None, threads: int | None = None) -> Proof:
     ``path`` if it does. ``threads``: at most this many (default: Numba's)."""
     started = time.perf_counter()
     n, levels, level = h.num_nodes, h.num_levels, h.node_level
-    listed = listed_mask(h.arc_tail.size, h.up_harc, h.down_harc)
-    rise = level[h.arc_tail] < level[h.arc_head]
-    up_first, up_arc, up_end = grouped(h.arc_tail, h.arc_head, _kind(listed & rise), n, 1)
-    down_first, down_arc, down_end = grouped(h.arc_head, h.arc_tail, _kind(listed & ~rise), n, 1)
-    up_first, down_first = up_first[0], down_first[0]
-    core_at = np.full(n, -1, np.int64)
-    core_at[h.core_nodes] = np.arange(h.core_nodes.size)
-    room = max(1, int(np.diff(up_first).max(initial=0)), int(np.diff(down_first).max(initial=0)))
-    g = (level, levels, up_first, up_end, h.arc_weight[up_arc], down_first, down_end,
-         h.arc_weight[down_arc], core_at, np.ascontiguousarray(h.core_dist), room)
+    g, pairs = _lists(h)
+    budget = effort(path, pairs, n, g[3].size + g[6].size)
     nodes = np.flatnonzero(level < levels)
     threads = workers(n, threads)
     previous = numba.get_num_threads()
@@ -327,11 +326,13 @@ def prove(h, path=None, threads: int | None = None) -> Proof:
         db = np.full((threads, n), INF, np.int64)
         parts = max(1, min(nodes.size, threads * CHUNKS_PER_THREAD))
         chunks = np.linspace(0, nodes.size, parts + 1).astype(np.int64)
-        stats, fail = _prove(g, nodes, chunks, df, db)
+        stats, fail = _prove(g, nodes, chunks, df, db, budget)
     finally:
         numba.set_num_threads(previous)
     if fail[0] >= 0:
         v, u, x, bound = (int(f) for f in fail)
+        if x == -2:
+            raise LoadError(path, gave_up(v, budget))
         raise LoadError(path, f"a shortcut is missing: the hierarchy's path {u} -> {v} -> {x} "
                               f"(node indexes; cost {bound:,}, around node {v} of level "
                               f"{int(level[v])}) has no way around it as short, so CH routes "
@@ -342,9 +343,40 @@ def prove(h, path=None, threads: int | None = None) -> Proof:
         raise LoadError(path, f"arc {bad} ({int(h.arc_tail[bad])} -> {int(h.arc_head[bad])}) "
                               "lies inside one contracted level and no up-down path in the "
                               "hierarchy is as short; CH routes would miss it")
-    pairs = int(stats.sum()) + same
-    return Proof(pairs, int(stats[0]), int(stats[1]), int(stats[2]) + same,
+    return Proof(int(stats.sum()) + same, int(stats[0]), int(stats[1]), int(stats[2]) + same,
                  (time.perf_counter() - started) * 1000)
+
+
+def _lists(h) -> tuple[tuple, int]:
+    """(the arrays the Numba passes take, as ``g``; the number of valley pairs)."""
+    n, level = h.num_nodes, h.node_level
+    listed = listed_mask(h.arc_tail.size, h.up_harc, h.down_harc)
+    rise = level[h.arc_tail] < level[h.arc_head]
+    up_first, up_arc, up_end = grouped(h.arc_tail, h.arc_head, _kind(listed & rise), n, 1)
+    down_first, down_arc, down_end = grouped(h.arc_head, h.arc_tail, _kind(listed & ~rise), n, 1)
+    up_first, down_first = up_first[0], down_first[0]
+    core_at = np.full(n, -1, np.int64)
+    core_at[h.core_nodes] = np.arange(h.core_nodes.size)
+    ups, downs = np.diff(up_first), np.diff(down_first)
+    room = max(1, int(ups.max(initial=0)), int(downs.max(initial=0)))
+    g = (level, h.num_levels, up_first, up_end, h.arc_weight[up_arc], down_first, down_end,
+         h.arc_weight[down_arc], core_at, np.ascontiguousarray(h.core_dist), room)
+    return g, int(np.dot(ups, downs))
+
+
+def effort(path, pairs: int, n: int, arcs: int) -> int:
+    """Refuse a file with far more valley pairs than contraction makes (NY: ~2-3 per
+    listed arc; a crafted node of huge degree could make the check run for hours), and
+    return the search budget: how many labels one chunk's searches may set."""
+    if pairs > PAIRS_PER_ARC * arcs + (1 << 20):
+        raise LoadError(path, f"{pairs:,} pairs of arcs around contracted nodes for {arcs:,} "
+                              "arcs: far more than contraction makes; not proved")
+    return WORK_PER_ARC * (n + arcs) + (1 << 20)
+
+
+def gave_up(v: int, budget: int) -> str:
+    return (f"the witness check gave up near node {v}: its searches set more than "
+            f"{budget:,} labels, far more than a hierarchy from contraction needs; not proved")
 
 
 def _kind(mask: np.ndarray) -> np.ndarray:

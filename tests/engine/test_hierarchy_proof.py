@@ -218,3 +218,24 @@ def test_an_rlb_with_shortcuts_dropped_is_refused_naming_the_file(tmp_path, pare
         assert e.path == str(path) and "a shortcut is missing" in e.reason
         return
     assert count == 1, "dozens of shortcuts dropped and nothing missed?"
+
+
+# ------------------------------------------------------------ bounded work
+def test_a_file_with_far_more_pairs_than_contraction_makes_is_refused():
+    from engine.ch.proof import effort
+    assert effort("x.rlh", 10**6, 1000, 10**5) > 0
+    with pytest.raises(LoadError, match="far more than contraction makes"):
+        effort("x.rlh", 10**10, 1000, 10**5)
+
+
+def test_searches_that_pass_their_budget_give_up(monkeypatch, generated, pareto_generated):
+    """A crafted file could make each search wander over the whole graph: the searches
+    have a budget of labels, and a check that passes it refuses the file."""
+    import engine.ch.proof as ch_proof
+    import engine.csp.hierarchy.proof as csp_proof
+    for module in (ch_proof, csp_proof):
+        monkeypatch.setattr(module, "effort", lambda path, pairs, n, arcs: 0)
+    with pytest.raises(LoadError, match="gave up near node"):
+        prove(generated[1], "x.rlh")
+    with pytest.raises(LoadError, match="gave up near node"):
+        prove_pareto(pareto_generated[1], "x.rlb")

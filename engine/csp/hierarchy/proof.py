@@ -35,7 +35,7 @@ import numba
 import numpy as np
 
 from engine.ch.arc_lists import find, grouped, listed_mask
-from engine.ch.proof import CHUNKS_PER_THREAD, workers
+from engine.ch.proof import CHUNKS_PER_THREAD, effort, gave_up, workers
 from engine.core.arrays import grow
 from engine.core.heaps import pop, push
 from engine.io.errors import LoadError
@@ -210,17 +210,18 @@ def _search(u, x, big_l, big_c, g, scratch, buf):
         back_settled[tb[i]] = INF
     for i in range(nt):
         settled[tf[i]], head[tf[i]] = INF, -1
-    return met, (lab, nxt, back, tf, tb, key, item)
+    return met, nt + mt, (lab, nxt, back, tf, tb, key, item)
 
 
 @numba.njit(cache=True, parallel=True)
-def _prove(g, nodes, chunks, settled, head, back_settled, near):
+def _prove(g, nodes, chunks, settled, head, back_settled, near, budget):
     """Every valley pair of ``nodes`` (contracted), ``chunks`` ranges of them in parallel:
     (counts [3]: direct, two arcs, searched; the failure (v, u, x, L, C) of the lowest
-    chunk that has one, or v = -1)."""
+    chunk that has one, or v = -1; x = -2: a chunk's searches settled more than
+    ``budget`` labels)."""
     level, in_first, in_end, in_len, in_cost = g[0], g[7], g[8], g[9], g[10]
     first, ends, lens, costs = g[2], g[3], g[4], g[5]
-    stats = np.zeros((chunks.size - 1, 3), np.int64)
+    stats = np.zeros((chunks.size - 1, 4), np.int64)
     fail = np.full((chunks.size - 1, 5), -1, np.int64)
     for c in numba.prange(chunks.size - 1):
         t = numba.get_thread_id()
@@ -243,14 +244,15 @@ def _prove(g, nodes, chunks, settled, head, back_settled, near):
                         stats[c, 1] += 1
                     else:
                         stats[c, 2] += 1
-                        met, buf = _search(u, x, big_l, big_c, g, scratch, buf)
-                        if not met:
-                            fail[c, 0], fail[c, 1], fail[c, 2] = v, u, x
+                        met, work, buf = _search(u, x, big_l, big_c, g, scratch, buf)
+                        stats[c, 3] += work
+                        if not met or stats[c, 3] > budget:
+                            fail[c, 0], fail[c, 1], fail[c, 2] = v, u, -2 if met else x
                             fail[c, 3], fail[c, 4] = big_l, big_c
     for c in range(chunks.size - 1):
         if fail[c, 0] >= 0:
-            return stats.sum(axis=0), fail[c]
-    return stats.sum(axis=0), np.full(5, -1, np.int64)
+            return stats[:, :3].sum(axis=0), fail[c]
+    return stats[:, :3].sum(axis=0), np.full(5, -1, np.int64)
 
 
 def prove_pareto(h, path=None, threads: int | None = None) -> ParetoProof:
@@ -259,15 +261,8 @@ def prove_pareto(h, path=None, threads: int | None = None) -> ParetoProof:
     LoadError naming ``path`` if it does. ``threads``: at most this many."""
     started = time.perf_counter()
     n, levels, level = h.num_nodes, h.num_levels, h.level
-    tail, head = h.arc_tail, h.arc_head
-    lt, lh = level[tail], level[head]
-    kind = np.where(lt < lh, 0, np.where(lt > lh, 1, 2)).astype(np.int8)   # up, down, core
-    kind[~listed_mask(tail.size, h.arcs) | (tail == head)] = -1
-    first, arcs, ends = grouped(tail, head, kind, n, 3)
-    above = grouped(head, tail, np.where(kind == 1, np.int8(0), np.int8(-1)), n, 1)
-    room = 2 * int(np.diff(first, axis=1).max(initial=0)) + 1
-    g = (level, levels, first, ends, h.arc_length[arcs], h.arc_cost[arcs], room,
-         above[0][0], above[2], h.arc_length[above[1]], h.arc_cost[above[1]])
+    g, pairs = _lists(h)
+    budget = effort(path, pairs, n, g[3].size + g[8].size)
     nodes = np.flatnonzero(level < levels)
     threads = workers(n, threads, per_node=32)
     previous = numba.get_num_threads()
@@ -277,14 +272,30 @@ def prove_pareto(h, path=None, threads: int | None = None) -> ParetoProof:
                   np.full((threads, n), INF, np.int64), np.full((threads, n), -1, np.int64))
         parts = max(1, min(nodes.size, threads * CHUNKS_PER_THREAD))
         stats, fail = _prove(g, nodes, np.linspace(0, nodes.size, parts + 1).astype(np.int64),
-                             *labels)
+                             *labels, budget)
     finally:
         numba.set_num_threads(previous)
     if fail[0] >= 0:
         v, u, x, big_l, big_c = (int(f) for f in fail)
+        if x == -2:
+            raise LoadError(path, gave_up(v, budget))
         raise LoadError(path, f"a shortcut is missing: the hierarchy's path {u} -> {v} -> {x} "
                               f"(node indexes; length {big_l:,}, cost {big_c:,}, around node {v} "
                               f"of level {int(level[v])}) has no way around it as short and as "
                               "cheap, so cost-budgeted answers through it could be wrong")
     return ParetoProof(int(stats.sum()), int(stats[0]), int(stats[1]), int(stats[2]),
                        (time.perf_counter() - started) * 1000)
+
+
+def _lists(h) -> tuple[tuple, int]:
+    """(the arrays the Numba passes take, as ``g``; the number of valley pairs)."""
+    n, level, tail, head = h.num_nodes, h.level, h.arc_tail, h.arc_head
+    lt, lh = level[tail], level[head]
+    kind = np.where(lt < lh, 0, np.where(lt > lh, 1, 2)).astype(np.int8)   # up, down, core
+    kind[~listed_mask(tail.size, h.arcs) | (tail == head)] = -1
+    first, arcs, ends = grouped(tail, head, kind, n, 3)
+    above = grouped(head, tail, np.where(kind == 1, np.int8(0), np.int8(-1)), n, 1)
+    room = 2 * int(np.diff(first, axis=1).max(initial=0)) + 1
+    g = (level, h.num_levels, first, ends, h.arc_length[arcs], h.arc_cost[arcs], room,
+         above[0][0], above[2], h.arc_length[above[1]], h.arc_cost[above[1]])
+    return g, int(np.dot(np.diff(first[0]), np.diff(above[0][0])))

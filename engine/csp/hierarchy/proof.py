@@ -179,12 +179,12 @@ def _meets(g, big_l, big_c, settled, head, lab, nxt, back, nb, touched, nt, key,
 
 
 @numba.njit(cache=True)
-def _search(u, x, big_l, big_c, g, scratch, buf):
+def _search(u, x, big_l, big_c, g, scratch, buf, budget):
     """A climb from u (up arcs, core arcs) and a descent to x within (big_l, big_c)? The
     climb first, ending early at x or an arc down into it; else a climb from x backwards
-    (arcs down, reversed) that meets it. ``scratch`` (labels forward INF, label lists -1,
-    labels backward INF, ``near`` -1) is so again on return; ``buf`` (labels, touched
-    nodes, heap) grows here, between the steps."""
+    (arcs down, reversed) that meets it. (met, labels made: past ``budget``, it stops,
+    buf). ``scratch`` (labels forward INF, label lists -1, labels backward INF, ``near``
+    -1) is so again on return; ``buf`` (labels, touched nodes, heap) grows here."""
     settled, head, back_settled, near = scratch
     lab, nxt, back, tf, tb, key, item = buf
     room, in_first, in_end = g[6], g[7], g[8]
@@ -192,7 +192,7 @@ def _search(u, x, big_l, big_c, g, scratch, buf):
         near[in_end[r]] = r
     lab[0, 0], lab[0, 1], lab[0, 2], key[0, 0], key[0, 1], item[0] = u, 0, 0, 0, 0, 0
     nl, nt, size, met = 1, 0, 1, False
-    while size > 0 and not met:
+    while size > 0 and not met and nl <= budget:
         met, nl, nt, size = _climb(g, x, big_l, big_c, near, settled, head, lab, nxt, nl, tf, nt,
                                    key, item, size)
         tf, key, item = grow(tf, nt + 1), grow(key, size + room), grow(item, size + room)
@@ -201,7 +201,7 @@ def _search(u, x, big_l, big_c, g, scratch, buf):
         near[in_end[r]] = -1
     back[0], key[0, 0], key[0, 1], item[0] = x, 0, 0, 0
     nb, mt, size = 1, 0, 0 if met else 1
-    while size > 0 and not met:
+    while size > 0 and not met and nl + nb <= budget:
         met, nb, mt, size = _meets(g, big_l, big_c, back_settled, head, lab, nxt, back, nb, tb,
                                    mt, key, item, size)
         tb, key, item = grow(tb, mt + 1), grow(key, size + room), grow(item, size + room)
@@ -210,15 +210,15 @@ def _search(u, x, big_l, big_c, g, scratch, buf):
         back_settled[tb[i]] = INF
     for i in range(nt):
         settled[tf[i]], head[tf[i]] = INF, -1
-    return met, nt + mt, (lab, nxt, back, tf, tb, key, item)
+    return met, nl + nb, (lab, nxt, back, tf, tb, key, item)
 
 
 @numba.njit(cache=True, parallel=True)
 def _prove(g, nodes, chunks, settled, head, back_settled, near, budget):
     """Every valley pair of ``nodes`` (contracted), ``chunks`` ranges of them in parallel:
     (counts [3]: direct, two arcs, searched; the failure (v, u, x, L, C) of the lowest
-    chunk that has one, or v = -1; x = -2: a chunk's searches settled more than
-    ``budget`` labels)."""
+    chunk that has one, or v = -1; x = -2: a chunk's searches made more than ``budget``
+    labels)."""
     level, in_first, in_end, in_len, in_cost = g[0], g[7], g[8], g[9], g[10]
     first, ends, lens, costs = g[2], g[3], g[4], g[5]
     stats = np.zeros((chunks.size - 1, 4), np.int64)
@@ -244,10 +244,11 @@ def _prove(g, nodes, chunks, settled, head, back_settled, near, budget):
                         stats[c, 1] += 1
                     else:
                         stats[c, 2] += 1
-                        met, work, buf = _search(u, x, big_l, big_c, g, scratch, buf)
+                        met, work, buf = _search(u, x, big_l, big_c, g, scratch, buf, budget)
                         stats[c, 3] += work
                         if not met or stats[c, 3] > budget:
-                            fail[c, 0], fail[c, 1], fail[c, 2] = v, u, -2 if met else x
+                            gave = stats[c, 3] > budget
+                            fail[c, 0], fail[c, 1], fail[c, 2] = v, u, -2 if gave else x
                             fail[c, 3], fail[c, 4] = big_l, big_c
     for c in range(chunks.size - 1):
         if fail[c, 0] >= 0:

@@ -159,6 +159,7 @@ def run_capability(cap, args) -> dict:
     ctx = JobContext(record=_record_printer(cap, args))
     workspace = Workspace(graph, backend)
     workspace.input_files = inputs
+    workspace.one_shot = True             # one command, then exit: no warm-ups, no Numba for plain routes
     result = cap.run(workspace, params, ctx)
     return {**cap.to_json(workspace, params, result), "load_seconds": round(load_seconds, 4)}
 

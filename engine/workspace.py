@@ -33,6 +33,10 @@ class Workspace:
         self._turns = None               # engine.core.turns.Turns of ``graph``
         self._models: dict = {}          # ((metric, hash), ...) -> engine.model.TurnModel
         self.input_files: tuple = ()     # (label, path) of the files the graph came from: never written
+        # a run that answers one query and exits (the command line): no router warm-up
+        # (its query runs once untimed anyway), and plain routes by SciPy's compiled
+        # Dijkstra, so that the process never loads Numba for them (routing.scipy_dijkstra)
+        self.one_shot = False
 
     # ------------------------------------------------------------ the model
     def turns(self):
@@ -46,8 +50,10 @@ class Workspace:
         """The TurnModel (engine.model) of these metric names under their default
         decoders, built once; None when no metric needs turns, so that the node-based
         search on the road graph is the same answer, unless ``force``."""
-        from engine.model.defaults import default_decoder, needs_turns
+        from engine.model.defaults import default_decoder, needs_turns, turns_change_nothing
         names = tuple(self.graph.metric_of(m).name for m in metrics)
+        if not force and all(turns_change_nothing(self.graph, n) for n in names):
+            return None                 # known without building a decoder (engine.crp)
         decoders = {n: default_decoder(self.graph, n) for n in names}
         if not force and not any(needs_turns(self.graph, d) for d in decoders.values()):
             return None
@@ -119,15 +125,23 @@ class Workspace:
         h = self.hierarchy if self.hierarchy_serves(m.name, node_based) else None
         key = (m.name, m.hash, None if h is None else id(h), model is None)
         if key not in self._routers:
-            if model is None:
+            if model is None and h is None and self.one_shot and self._scipy_exact(m.name):
+                from engine.routing.scipy_dijkstra import ScipyDijkstra
+                router = ScipyDijkstra(self.graph, m.name)
+            elif model is None:
                 from engine.routing import router_for
                 router = router_for(self.graph, m.name, h)
             else:
                 from engine.model.router import turn_aware_router
                 router = turn_aware_router(model, m.name, h)
-            self._warm_up_router(router)
+            if not self.one_shot:
+                self._warm_up_router(router)
             self._routers[key] = router
         return self._routers[key]
+
+    def _scipy_exact(self, metric: str) -> bool:
+        from engine.routing.scipy_dijkstra import exact_in_float
+        return exact_in_float(self.graph.metric(metric))
 
     def _warm_up_router(self, router) -> None:
         """Compile the router with a short route (node 0 to a neighbour: a path is found,

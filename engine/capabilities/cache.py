@@ -66,4 +66,4 @@ CACHE = register(Capability(
     params=(Param("out", str, None, "the cache to write (.rlg)", file=True, required=True,
                   output=True),),
     run=write, to_json=to_json, to_text=text, needs_backend=False, policy=EVERY,
-    order=15, menu="&File", menu_text="&Save cache…", shortcut="Ctrl+S"))
+    order=92, menu="&File", menu_text="&Save cache…", shortcut="Ctrl+S"))

@@ -22,15 +22,35 @@ Phases are types, as in RoutingKit and OSRM:
 """
 from __future__ import annotations
 
-from engine.crp.customization.cell_metric import CellMetric, CostOverflow
-from engine.crp.customization.customize import Customizer, customize, customize_costs
-from engine.crp.metric import FORBIDDEN
-from engine.crp.metric.decoder import Decoder, DecoderError, load_decoder, shipped_decoders
-from engine.crp.partition.overlay import Overlay
-from engine.crp.partition.nested import Partition, partition_graph
-from engine.crp.query.router import CrpQuery
-from engine.core.turns import TURN_TYPES, Turns, turn_graph
+import importlib
 
-__all__ = ["CellMetric", "CostOverflow", "Customizer", "customize", "customize_costs",
-           "FORBIDDEN", "Decoder", "DecoderError", "load_decoder", "shipped_decoders", "Overlay",
-           "Partition", "partition_graph", "CrpQuery", "TURN_TYPES", "Turns", "turn_graph"]
+# name -> the module that defines it; imported on first use (PEP 562), so that reading
+# a decoder (engine.crp.metric.decoder) loads neither Numba nor the customization
+_WHERE = {
+    "CellMetric": "engine.crp.customization.cell_metric",
+    "CostOverflow": "engine.crp.customization.cell_metric",
+    "Customizer": "engine.crp.customization.customize",
+    "customize": "engine.crp.customization.customize",
+    "customize_costs": "engine.crp.customization.customize",
+    "FORBIDDEN": "engine.crp.metric",
+    "Decoder": "engine.crp.metric.decoder", "DecoderError": "engine.crp.metric.decoder",
+    "load_decoder": "engine.crp.metric.decoder", "shipped_decoders": "engine.crp.metric.decoder",
+    "Overlay": "engine.crp.partition.overlay",
+    "Partition": "engine.crp.partition.nested", "partition_graph": "engine.crp.partition.nested",
+    "CrpQuery": "engine.crp.query.router",
+    "TURN_TYPES": "engine.core.turns", "Turns": "engine.core.turns", "turn_graph": "engine.core.turns",
+}
+
+__all__ = list(_WHERE)
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

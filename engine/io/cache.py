@@ -116,9 +116,10 @@ def check_graph_arrays(path, *, first_out, head, node_id, metrics: dict, arc_att
     offsets(path, first_out, "first_out", m)
     in_range(path, head, "arc head", 0, n - 1)
     node_id = need(path, node_id, "node_id", np.int64, (n,))
-    ids = np.sort(node_id)
-    if np.any(ids[1:] == ids[:-1]):
-        raise LoadError(path, f"node id {ids[1:][ids[1:] == ids[:-1]][0]} appears twice")
+    if not np.all(node_id[1:] > node_id[:-1]):      # ascending ids (DIMACS) are distinct: no sort
+        ids = np.sort(node_id)
+        if np.any(ids[1:] == ids[:-1]):
+            raise LoadError(path, f"node id {ids[1:][ids[1:] == ids[:-1]][0]} appears twice")
     if not metrics:
         raise LoadError(path, "a graph needs at least one metric")
     for name, w in metrics.items():

@@ -37,6 +37,17 @@ def restrictions_in_force(graph) -> int:
     return 0 if r is None else len(r)
 
 
+def turns_change_nothing(graph, metric: str | None = None) -> bool:
+    """True when the metric's default decoder is known to need no turns (``needs_turns``
+    of it is False) without building it, which would load engine.crp: no restriction in
+    force, and no turn costs (no turn information, or a unit no turn table serves).
+    False means: build the default decoder and ask ``needs_turns``."""
+    metric = metric or graph.default_metric
+    if restrictions_in_force(graph):
+        return False
+    return not has_turn_information(graph) or graph.metric_units.get(metric, "") not in TURN_PROFILE
+
+
 def default_decoder(graph, metric: str | None = None) -> Decoder:
     """The decoder a plain route on ``metric`` (default: the graph's first) follows."""
     from engine.crp.metric.decoder import FORBIDDEN_TURN, Decoder, load_decoder

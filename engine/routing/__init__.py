@@ -6,6 +6,8 @@ on one graph and one metric (raising engine.core.paths.Unreachable). Implementat
     bidirectional.py  BidirectionalDijkstra: on the graph itself, no preprocessing
     ch_query.py       ChQuery: bidirectional upward search on a contraction hierarchy
                       with stall-on-demand, shortcuts unpacked to original arcs
+    scipy_dijkstra.py ScipyDijkstra: SciPy's compiled Dijkstra, for a one-shot command
+                      that should not load Numba (Workspace.one_shot)
 
 Trees are not routes: PHAST (engine/ch/phast.py) and direct SSSP (engine/sssp) answer
 one-to-all queries. ``router_for`` picks the best router for a metric.

@@ -80,6 +80,8 @@ CACHE_CASES = {
     "metric negative": (_set("metric/travel_time", 3, -7), "holds -7, out of range"),
     "metric short": (_put("metric/distance", lambda w, m: w[:-1]), "one cost per arc"),
     "duplicate node ids": (_set("node_id", 5, 0), "appears twice"),
+    "duplicate node ids side by side": (_put("node_id", lambda x, m: np.sort(np.where(
+        np.arange(x.size) == 1, x[0], x))), "appears twice"),
     "node_id wrong length": (_put("node_id", lambda x, m: x[:-1]), "node_id has shape"),
     "node_id int32": (_put("node_id", lambda x, m: x.astype(np.int32)), "node_id has dtype"),
     "first_out not from 0": (_set("first_out", 0, 1), "first_out must run from 0"),

@@ -14,6 +14,7 @@ import os
 import sys
 import time
 import traceback
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -164,6 +165,26 @@ def run_capability(cap, args) -> dict:
     return {**cap.to_json(workspace, params, result), "load_seconds": round(load_seconds, 4)}
 
 
+@contextmanager
+def compile_notices():
+    """A command that compiles (its first run after an install or an edit) says so on
+    stderr, once per kind of code, and how long it took; runs from the cache say nothing
+    (engine.core.compilation)."""
+    from engine.core.compilation import first_time, watching
+    said = set()
+
+    def on_compile(family: str, done: int, name: str) -> None:
+        if family not in said:
+            said.add(family)
+            print(f"routelab: {first_time(family)}…", file=sys.stderr, flush=True)
+
+    with watching(on_compile) as watch:
+        yield watch
+    if watch.compiled:
+        print(f"routelab: compiled {watch.compiled} functions in {watch.seconds:.1f} s; "
+              f"later runs load them from the cache", file=sys.stderr, flush=True)
+
+
 def _record_printer(cap, args):
     if args.json or cap.record_text is None:
         return lambda record: None
@@ -197,7 +218,8 @@ def main(argv: list[str]) -> int:
 def _run(argv: list[str]) -> int:
     args = parser(only=argv[0] if argv and argv[0] in command_names() else None).parse_args(argv)
     cap = capabilities.get(args.command)
-    result = run_capability(cap, args)
+    with compile_notices():
+        result = run_capability(cap, args)
     if args.json:
         json.dump(result, sys.stdout, default=_json_default)
         print()

@@ -40,6 +40,7 @@ from engine import capabilities
 from engine.capabilities import CANCEL, QUEUE
 from engine.capabilities.load import NewGraph, generate_default_network, open_files
 from engine.core.graph import RoadGraph
+from engine.core.compilation import told
 from engine.core.jobs import JobContext
 from engine.core.progress import Cancelled, CancelToken
 from engine.workspace import Workspace
@@ -155,12 +156,13 @@ class EngineWorker(QObject):
     def _run_now(self, job: Job) -> None:
         emit = partial(self._emit, job)
         emit("started", job.label)
-        ctx = JobContext(progress=self._progress_fn(emit), cancel=job.token,
-                         record=lambda r: emit("record", dict(r) if isinstance(r, dict) else r),
-                         pause=self._pause if job.policy != QUEUE else (lambda: None))
         try:
             job.token.check()
-            result = self._dispatch(job, ctx)
+            with told(self._progress_fn(emit)) as progress:    # a first run says it compiles
+                ctx = JobContext(progress=progress, cancel=job.token,
+                                 record=lambda r: emit("record", dict(r) if isinstance(r, dict) else r),
+                                 pause=self._pause if job.policy != QUEUE else (lambda: None))
+                result = self._dispatch(job, ctx)
         except Cancelled:
             emit("cancelled", f"{job.label}: cancelled")
             return

@@ -337,6 +337,8 @@ class MainWindow(QMainWindow):
     def _on_progress(self, job, fraction: float, message: str) -> None:
         if job.policy == CANCEL:
             self.progress.update(fraction, message)
+        elif message:       # an interactive job's word (a first run compiling its code)
+            self.statusBar().showMessage(message, 5000)
 
     def _on_record(self, job, record) -> None:
         self._owners[job.kind].on_record(job, record)

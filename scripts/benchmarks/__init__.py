@@ -2,8 +2,8 @@
 section name to (title, function returning (header, rows)). scripts/bench.py runs them."""
 from __future__ import annotations
 
-from benchmarks import ch, crp, csp, draw, isochrone, live, load, proof, route, sssp, turns
+from benchmarks import ch, crp, csp, draw, isochrone, live, load, proof, route, sssp, startup, turns
 
 SECTIONS = {}
-for _module in (load, sssp, ch, draw, route, turns, proof, isochrone, crp, live, csp):
+for _module in (load, startup, sssp, ch, draw, route, turns, proof, isochrone, crp, live, csp):
     SECTIONS.update(_module.SECTIONS)

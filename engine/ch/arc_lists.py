@@ -2,7 +2,7 @@
 engine/csp/hierarchy/proof.py): a hierarchy's arcs of each kind grouped by one end, each
 group sorted by the other end, so that "is there an arc u -> x" is a binary search in
 u's few dozen arcs and two groups meet by a merge. Built in Numba: one counting pass
-over the arcs, one fill pass, and an insertion sort per group (parallel over groups).
+over the arcs, one fill pass, and an insertion sort per group.
 """
 from __future__ import annotations
 
@@ -48,10 +48,10 @@ def grouped(key, other, kind, n, kinds):
     return first, arcs, ends
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True)
 def _sort_groups(first, arcs, ends):
     """Insertion sort of each group first[v]:first[v+1] by ``ends``."""
-    for v in numba.prange(first.size - 1):
+    for v in range(first.size - 1):
         for i in range(first[v] + 1, first[v + 1]):
             a, o = arcs[i], ends[i]
             j = i

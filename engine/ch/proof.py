@@ -18,18 +18,21 @@ u -> v -> x by the path of the condition: the pair (cost, the multiset of levels
 read from the top) decreases in a well-founded order, so this ends, with a path
 that climbs, crosses the core and descends: the shape the query searches, no
 longer than the path we started from (the core part is bounded by the core
-matrix, which the validator certifies). The converse holds too: a correct
-hierarchy's up-down distance from u to x is at most B. So the check refuses
-exactly the hierarchies in which some valley has no way around it.
+matrix, which the validator certifies). And a refusal is never a false alarm: the
+last test below decides whether the query's up-core-down distance from u to x is at
+most B, and the graph has a path of cost B (u -> v -> x unpacked), so the check
+refuses exactly the hierarchies whose CH query is too long for some pair of nodes.
 
 How it runs (Numba, parallel over chunks of nodes; engine/ch/arc_lists.py): each
 node's arcs up and its arcs in from above, sorted by the other end. A pair is
 answered, cheapest test first, by an arc u -> x of cost <= B (a binary search: most
 pairs, the shortcut itself or the arc it lost to), by two arcs u -> y -> x (over a
 peak, up twice or down twice), by an upward search from u within B that reaches x or
-a node one arc above it, and only then (NY: ~1 % of the pairs) by an upward search
+a node one arc above it, and only then (NY: 2 % of the pairs) by an upward search
 from x too, met at a node or joined through the core matrix, as the query does.
-Scratch: two int64 labels per node per thread (SCRATCH_BUDGET caps the threads).
+Scratch: 28 bytes per node per thread (SCRATCH_BUDGET caps the threads). A
+crafted file cannot make it run for hours: far more pairs than contraction makes,
+or searches past a budget of labels, refuse it (``effort``).
 """
 from __future__ import annotations
 
@@ -40,15 +43,10 @@ import numba
 import numpy as np
 
 from engine.ch.arc_lists import find, grouped, listed_mask
-from engine.core.arrays import grow
-from engine.core.heaps import pop, push
+from engine.ch.proof_work import effort, gave_up, in_chunks, workers
 from engine.io.errors import LoadError
 
 INF = np.iinfo(np.int64).max
-SCRATCH_BUDGET = 256 << 20       # bytes of per-thread labels; fewer threads beyond it
-CHUNKS_PER_THREAD = 8
-PAIRS_PER_ARC = 64               # valley pairs a file may have per listed arc (NY: 2-3)
-WORK_PER_ARC = 256               # labels a chunk's searches may set per node and arc
 
 
 @dataclass(frozen=True)
@@ -161,39 +159,31 @@ def _pairs(v, i, level, levels, of, oe, ow, inf, ie, iw, core_at, core_dist, hx,
 
 
 @numba.njit(cache=True, _nrt=False)
-def _climb(bound, first, end, w, dist, touched, nt, key, item, size, room):
-    """Dijkstra steps over the arcs to higher levels (upward_lists), labels
-    <= bound in ``dist``, while the buffers have ``room`` (a list's longest) entries to
-    spare: (nt, size) on return, size 0 when the search is done."""
-    while size > 0 and nt + room <= touched.size and size + room <= key.size:
-        d, y, size = pop(key, item, size)
-        if d > dist[y]:
-            continue
-        for i in range(first[y], first[y + 1]):
-            z = end[i]
-            nd = d + w[i]
-            if nd <= bound and nd < dist[z]:
-                if dist[z] == INF:
-                    touched[nt], nt = z, nt + 1
-                dist[z] = nd
-                size = push(key, item, size, nd, z)
-    return nt, size
-
-
-@numba.njit(cache=True)
-def _upward(s, bound, first, end, w, dist, touched, key, item, room):
-    """Dijkstra from s over arcs to higher levels (the in-lists: reversed), labels <= bound
-    in ``dist`` (INF elsewhere on entry); returns (labelled count, touched, heap). The
-    buffers grow here, between runs of _climb (an array grown in its loop would cost
-    reference counting on every step)."""
+def _upward(s, bound, first, end, w, level, levels, level_first, dist, touched, bucket, count):
+    """Labels <= bound in ``dist`` (INF elsewhere on entry) from s over arcs to higher
+    levels (the in-lists: reversed), taken level by level: every arc climbs, so a node's
+    label is final once the levels below are done (no queue; ``bucket`` holds each
+    level's nodes from level_first[level], ``count`` how many, left all 0). Returns how
+    many nodes it labelled, listed in ``touched``."""
     dist[s] = 0
     touched[0], nt = s, 1
-    size = push(key, item, 0, 0, s)
-    while size > 0:
-        nt, size = _climb(bound, first, end, w, dist, touched, nt, key, item, size, room)
-        touched = grow(touched, nt + room)
-        key, item = grow(key, size + room), grow(item, size + room)
-    return nt, touched, key, item
+    bucket[level_first[level[s]]], count[level[s]] = s, 1
+    for lv in range(level[s], levels):
+        base = level_first[lv]
+        for j in range(count[lv]):
+            y = bucket[base + j]
+            d = dist[y]
+            for i in range(first[y], first[y + 1]):
+                z, nd = end[i], d + w[i]
+                if nd <= bound and nd < dist[z]:
+                    if dist[z] == INF:
+                        touched[nt], nt = z, nt + 1
+                        bucket[level_first[level[z]] + count[level[z]]] = z
+                        count[level[z]] += 1
+                    dist[z] = nd
+        count[lv] = 0
+    count[levels] = 0
+    return nt
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -229,84 +219,78 @@ def _one_down(x, bound, df, inf, ie, iw):
     return False
 
 
-@numba.njit(cache=True)
-def _search(u, xs, bounds, g, df, db, buf):
-    """Up-down paths from u to each of ``xs`` within its bound: (-1, 0, labels set, buf),
-    or the first x and bound that none reaches. ``g`` the lists, ``buf`` the scratch
-    (touched lists and a heap, grown here); df, db all INF on entry and on return."""
-    level, levels, of, oe, ow, inf, ie, iw, core_at, core_dist, room = g
-    tf, tb, key, item = buf
-    nf, tf, key, item = _upward(u, bounds.max(), of, oe, ow, df, tf, key, item, room)
+@numba.njit(cache=True, _nrt=False)
+def _search(u, xs, bounds, hard, g, df, db, tf, tb, bucket, count):
+    """Up-down paths from u to each of xs[:hard] within its bound: (-1, 0, labels set),
+    or the first x and bound that none reaches. df, db (labels), tf, tb (touched),
+    bucket and count: this thread's scratch (see _upward), left as they came."""
+    level, levels, of, oe, ow, inf, ie, iw, core_at, core_dist, level_first = g[:11]
+    most = 0
+    for q in range(hard):
+        most = max(most, bounds[q])
+    nf = _upward(u, most, of, oe, ow, level, levels, level_first, df, tf, bucket, count)
     failed, failed_bound, work = -1, 0, nf
-    for q in range(xs.size):
-        if failed >= 0 or _one_down(xs[q], bounds[q], df, inf, ie, iw):
+    for q in range(hard):
+        if _one_down(xs[q], bounds[q], df, inf, ie, iw):
             continue
-        nb, tb, key, item = _upward(xs[q], bounds[q], inf, ie, iw, db, tb, key, item, room)
+        nb = _upward(xs[q], bounds[q], inf, ie, iw, level, levels, level_first, db, tb, bucket,
+                     count)
         work += nb
-        if not _meet(bounds[q], nf, tf, df, nb, tb, db, level, levels, core_at, core_dist):
-            failed, failed_bound = xs[q], bounds[q]
+        met = _meet(bounds[q], nf, tf, df, nb, tb, db, level, levels, core_at, core_dist)
         for k in range(nb):
             db[tb[k]] = INF
+        if not met:
+            failed, failed_bound = xs[q], bounds[q]
+            break
     for k in range(nf):
         df[tf[k]] = INF
-    return failed, failed_bound, work, (tf, tb, key, item)
+    return failed, failed_bound, work
 
 
-@numba.njit(cache=True, parallel=True)
-def _prove(g, nodes, chunks, df, db, budget):
-    """Every valley pair of ``nodes`` (non-core), ``chunks`` ranges of them in parallel:
-    (counts [3]: direct, two arcs, searched; the failure (v, u, x, bound) of the lowest
-    chunk that has one, or v = -1; x = -2: a chunk's searches set more than ``budget``
-    labels)."""
-    level, levels, of, oe, ow, inf, ie, iw, core_at, core_dist, room = g
-    stats = np.zeros((chunks.size - 1, 4), np.int64)
-    fail = np.full((chunks.size - 1, 4), -1, np.int64)
-    for c in numba.prange(chunks.size - 1):
-        t = numba.get_thread_id()
-        dft, dbt = df[t], db[t]
-        hx, hb = np.empty(room, np.int64), np.empty(room, np.int64)
-        buf = (np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64),
-               np.empty(64, np.int64))
-        for k in range(chunks[c], chunks[c + 1]):
-            v = nodes[k]
-            for i in range(inf[v], inf[v + 1]):
-                direct, two, hard = _pairs(v, i, level, levels, of, oe, ow, inf, ie, iw, core_at,
-                                           core_dist, hx, hb, dft)
-                stats[c, 0] += direct
-                stats[c, 1] += two
-                stats[c, 2] += hard
-                if hard and fail[c, 0] < 0:
-                    x, bound, work, buf = _search(ie[i], hx[:hard], hb[:hard], g, dft, dbt, buf)
-                    stats[c, 3] += work
-                    if stats[c, 3] > budget:
-                        x, bound = -2, 0
-                    if x != -1:
-                        fail[c, 0], fail[c, 1], fail[c, 2], fail[c, 3] = v, ie[i], x, bound
-    for c in range(chunks.size - 1):
-        if fail[c, 0] >= 0:
-            return stats[:, :3].sum(axis=0), fail[c]
-    return stats[:, :3].sum(axis=0), np.full(4, -1, np.int64)
+@numba.njit(cache=True, nogil=True)
+def _chunk(g, nodes, lo, hi, df, db, tf, tb, bucket, count, budget):
+    """Every valley pair of nodes[lo:hi] (non-core): (counts [3]: direct, two arcs,
+    searched; the first failure (v, u, x, bound), or v = -1; x = -2: the searches set
+    more than ``budget`` labels). The rest: this thread's scratch (see _search)."""
+    level, levels, of, oe, ow, inf, ie, iw, core_at, core_dist = g[:10]
+    stats, fail = np.zeros(3, np.int64), np.full(4, -1, np.int64)
+    hx, hb = np.empty(g[11], np.int64), np.empty(g[11], np.int64)
+    work = 0
+    for k in range(lo, hi):
+        v = nodes[k]
+        for i in range(inf[v], inf[v + 1]):
+            direct, two, hard = _pairs(v, i, level, levels, of, oe, ow, inf, ie, iw, core_at,
+                                       core_dist, hx, hb, df)
+            stats[0] += direct
+            stats[1] += two
+            stats[2] += hard
+            if hard:
+                x, bound, labels = _search(ie[i], hx, hb, hard, g, df, db, tf, tb, bucket, count)
+                work += labels
+                if work > budget:
+                    x, bound = -2, 0
+                if x != -1:
+                    fail[0], fail[1], fail[2], fail[3] = v, ie[i], x, bound
+                    return stats, fail
+    return stats, fail
 
 
 @numba.njit(cache=True)
-def _same_level(g, tail, head, w, m, df, db):
+def _same_level(g, tail, head, w, m, df, db, tf, tb, bucket, count):
     """The graph's arcs (< m) inside one non-core level are never searched: each needs
     an up-down path of no more cost. (count, the first arc without one or -1)."""
     level, levels = g[0], g[1]
-    buf = (np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64),
-           np.empty(64, np.int64))
     xs, bounds = np.empty(1, np.int64), np.empty(1, np.int64)
-    count = 0
+    found = 0
     for a in range(m):
         u, x = tail[a], head[a]
         if u == x or level[u] != level[x] or level[u] == levels:
             continue
-        count += 1
+        found += 1
         xs[0], bounds[0] = x, w[a]
-        failed, _, _, buf = _search(u, xs, bounds, g, df, db, buf)
-        if failed >= 0:
-            return count, a
-    return count, -1
+        if _search(u, xs, bounds, 1, g, df, db, tf, tb, bucket, count)[0] >= 0:
+            return found, a
+    return found, -1
 
 
 def prove(h, path=None, threads: int | None = None) -> Proof:
@@ -317,18 +301,10 @@ def prove(h, path=None, threads: int | None = None) -> Proof:
     n, levels, level = h.num_nodes, h.num_levels, h.node_level
     g, pairs = _lists(h)
     budget = effort(path, pairs, n, g[3].size + g[6].size)
-    nodes = np.flatnonzero(level < levels)
-    threads = workers(n, threads)
-    previous = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
-        df = np.full((threads, n), INF, np.int64)
-        db = np.full((threads, n), INF, np.int64)
-        parts = max(1, min(nodes.size, threads * CHUNKS_PER_THREAD))
-        chunks = np.linspace(0, nodes.size, parts + 1).astype(np.int64)
-        stats, fail = _prove(g, nodes, chunks, df, db, budget)
-    finally:
-        numba.set_num_threads(previous)
+    scratch = [(np.full(n, INF, np.int64), np.full(n, INF, np.int64), np.empty(n, np.int32),
+                np.empty(n, np.int32), np.empty(n, np.int32), np.zeros(levels + 1, np.int64))
+               for _ in range(workers(n, threads, per_node=28))]
+    stats, fail = in_chunks(_chunk, g, np.flatnonzero(level < levels), scratch, budget)
     if fail[0] >= 0:
         v, u, x, bound = (int(f) for f in fail)
         if x == -2:
@@ -338,7 +314,7 @@ def prove(h, path=None, threads: int | None = None) -> Proof:
                               f"{int(level[v])}) has no way around it as short, so CH routes "
                               "and trees through it would be too long or unreachable")
     same, bad = _same_level(g, h.arc_tail, h.arc_head, h.arc_weight, h.num_original_arcs,
-                            df[0], db[0])
+                            *scratch[0])
     if bad >= 0:
         raise LoadError(path, f"arc {bad} ({int(h.arc_tail[bad])} -> {int(h.arc_head[bad])}) "
                               "lies inside one contracted level and no up-down path in the "
@@ -358,35 +334,14 @@ def _lists(h) -> tuple[tuple, int]:
     core_at = np.full(n, -1, np.int64)
     core_at[h.core_nodes] = np.arange(h.core_nodes.size)
     ups, downs = np.diff(up_first), np.diff(down_first)
-    room = max(1, int(ups.max(initial=0)), int(downs.max(initial=0)))
+    level_first = np.zeros(h.num_levels + 2, np.int64)
+    np.cumsum(np.bincount(level, minlength=h.num_levels + 1), out=level_first[1:])
     g = (level, h.num_levels, up_first, up_end, h.arc_weight[up_arc], down_first, down_end,
-         h.arc_weight[down_arc], core_at, np.ascontiguousarray(h.core_dist), room)
+         h.arc_weight[down_arc], core_at, np.ascontiguousarray(h.core_dist), level_first,
+         max(1, int(ups.max(initial=0))))
     return g, int(np.dot(ups, downs))
-
-
-def effort(path, pairs: int, n: int, arcs: int) -> int:
-    """Refuse a file with far more valley pairs than contraction makes (NY: ~2-3 per
-    listed arc; a crafted node of huge degree could make the check run for hours), and
-    return the search budget: how many labels one chunk's searches may set."""
-    if pairs > PAIRS_PER_ARC * arcs + (1 << 20):
-        raise LoadError(path, f"{pairs:,} pairs of arcs around contracted nodes for {arcs:,} "
-                              "arcs: far more than contraction makes; not proved")
-    return WORK_PER_ARC * (n + arcs) + (1 << 20)
-
-
-def gave_up(v: int, budget: int) -> str:
-    return (f"the witness check gave up near node {v}: its searches set more than "
-            f"{budget:,} labels, far more than a hierarchy from contraction needs; not proved")
 
 
 def _kind(mask: np.ndarray) -> np.ndarray:
     """int8: 0 where ``mask``, -1 elsewhere (arc_lists.grouped's kinds)."""
     return np.where(mask, np.int8(0), np.int8(-1))
-
-
-def workers(n: int, threads: int | None, per_node: int = 16) -> int:
-    """Threads for a witness check: Numba's (or ``threads``), fewer when their scratch
-    (``per_node`` bytes per node each) would pass SCRATCH_BUDGET."""
-    want = numba.get_num_threads() if threads is None else max(1, int(threads))
-    cap = SCRATCH_BUDGET // max(per_node * n, 1)
-    return max(1, min(want, numba.config.NUMBA_NUM_THREADS, cap))

@@ -22,9 +22,11 @@ climb-core-descent dominates (an answer the labeling could miss).
 
 A pair is answered, cheapest first: by a search arc u -> x that dominates it, by two
 arcs u -> y -> x (binary searches in the sorted arc lists of engine/ch/arc_lists.py),
-and only then by a bi-criteria label-setting search from u over climb, core and
-descent, bounded by (L, C) and never descending below x. Numba, parallel over
-chunks of nodes; scratch: two int64 labels per node per thread.
+and only then by bi-criteria label-setting bounded by (L, C): a climb from u (up
+arcs, core arcs) that ends at x or at an arc down into x, else a climb from x over
+the arcs down, reversed, that must meet one of its labels. Numba, parallel over
+chunks of nodes; scratch: four int64 arrays per node per thread; the work bounds of
+engine/ch/proof.py (``effort``) hold here too.
 """
 from __future__ import annotations
 
@@ -35,8 +37,7 @@ import numba
 import numpy as np
 
 from engine.ch.arc_lists import find, grouped, listed_mask
-from engine.ch.proof import CHUNKS_PER_THREAD, effort, gave_up, workers
-from engine.core.arrays import grow
+from engine.ch.proof_work import effort, gave_up, in_chunks, workers
 from engine.core.heaps import pop, push
 from engine.io.errors import LoadError
 
@@ -124,12 +125,12 @@ def _one_down(y, d, c, x, big_l, big_c, g, near):
 def _climb(g, x, big_l, big_c, near, settled, head, lab, nxt, nl, touched, nt, key, item,
            size):
     """Label-setting steps climbing from the labels in the heap (up arcs, then core arcs),
-    within the bounds, while the buffers have room: each settled label (node, length,
+    within the bounds, while the buffers (all as long as ``lab``: a label made is at most
+    one touched node and one heap entry) have room: each settled label (node, length,
     cost) kept in ``lab``, listed per node (``head``, ``nxt``). (reached x or an arc down
     into it, see _one_down; nl, nt, size)."""
     level, levels, first, ends, lens, costs, room = g[0], g[1], g[2], g[3], g[4], g[5], g[6]
-    while size > 0 and nt < touched.size and size + room <= key.shape[0] and \
-            nl + room <= lab.shape[0]:
+    while size > 0 and nl + room <= lab.shape[0]:
         dc, e, size = pop(key, item, size)
         d, c = dc
         y = lab[e, 0]
@@ -155,8 +156,7 @@ def _meets(g, big_l, big_c, settled, head, lab, nxt, back, nb, touched, nt, key,
     within the bounds, while the buffers have room; a settled label meets a climbing
     label of its node (``head``, ``lab``, ``nxt``) within the bounds: (met, nb, nt, size)."""
     in_first, in_end, in_len, in_cost, room = g[7], g[8], g[9], g[10], g[6]
-    while size > 0 and nt < touched.size and size + room <= key.shape[0] and \
-            nb + room <= back.size:
+    while size > 0 and nb + room <= back.size:
         dc, e, size = pop(key, item, size)
         d, c = dc
         y = back[e]
@@ -178,82 +178,87 @@ def _meets(g, big_l, big_c, settled, head, lab, nxt, back, nb, touched, nt, key,
     return False, nb, nt, size
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _search(u, x, big_l, big_c, g, scratch, buf, budget):
     """A climb from u (up arcs, core arcs) and a descent to x within (big_l, big_c)? The
     climb first, ending early at x or an arc down into it; else a climb from x backwards
-    (arcs down, reversed) that meets it. (met, labels made: past ``budget``, it stops,
-    buf). ``scratch`` (labels forward INF, label lists -1, labels backward INF, ``near``
-    -1) is so again on return; ``buf`` (labels, touched nodes, heap) grows here."""
+    (arcs down, reversed) that meets it. (1 met, 0 not, -1 the buffers were too small;
+    labels made: past ``budget`` it stops). ``scratch`` (labels forward INF, label lists
+    -1, labels backward INF, ``near`` -1) is so again on return; ``buf``: labels, touched
+    nodes, heap."""
     settled, head, back_settled, near = scratch
     lab, nxt, back, tf, tb, key, item = buf
-    room, in_first, in_end = g[6], g[7], g[8]
+    in_first, in_end = g[7], g[8]
     for r in range(in_first[x + 1] - 1, in_first[x] - 1, -1):
         near[in_end[r]] = r
     lab[0, 0], lab[0, 1], lab[0, 2], key[0, 0], key[0, 1], item[0] = u, 0, 0, 0, 0, 0
-    nl, nt, size, met = 1, 0, 1, False
-    while size > 0 and not met and nl <= budget:
-        met, nl, nt, size = _climb(g, x, big_l, big_c, near, settled, head, lab, nxt, nl, tf, nt,
-                                   key, item, size)
-        tf, key, item = grow(tf, nt + 1), grow(key, size + room), grow(item, size + room)
-        lab, nxt = grow(lab, nl + room), grow(nxt, nl + room)
+    met, nl, nt, size = _climb(g, x, big_l, big_c, near, settled, head, lab, nxt, 1, tf, 0, key,
+                               item, 1)
+    full = size > 0 and not met
     for r in range(in_first[x], in_first[x + 1]):
         near[in_end[r]] = -1
-    back[0], key[0, 0], key[0, 1], item[0] = x, 0, 0, 0
-    nb, mt, size = 1, 0, 0 if met else 1
-    while size > 0 and not met and nl + nb <= budget:
-        met, nb, mt, size = _meets(g, big_l, big_c, back_settled, head, lab, nxt, back, nb, tb,
-                                   mt, key, item, size)
-        tb, key, item = grow(tb, mt + 1), grow(key, size + room), grow(item, size + room)
-        back = grow(back, nb + room)
+    nb = mt = 0
+    if not met and not full and nl <= budget:
+        back[0], key[0, 0], key[0, 1], item[0] = x, 0, 0, 0
+        met, nb, mt, size = _meets(g, big_l, big_c, back_settled, head, lab, nxt, back, 1, tb,
+                                   0, key, item, 1)
+        full = size > 0 and not met
     for i in range(mt):
         back_settled[tb[i]] = INF
     for i in range(nt):
         settled[tf[i]], head[tf[i]] = INF, -1
-    return met, nl + nb, (lab, nxt, back, tf, tb, key, item)
+    return (-1 if full else 1 if met else 0), nl + nb
 
 
-@numba.njit(cache=True, parallel=True)
-def _prove(g, nodes, chunks, settled, head, back_settled, near, budget):
-    """Every valley pair of ``nodes`` (contracted), ``chunks`` ranges of them in parallel:
-    (counts [3]: direct, two arcs, searched; the failure (v, u, x, L, C) of the lowest
-    chunk that has one, or v = -1; x = -2: a chunk's searches made more than ``budget``
-    labels)."""
+@numba.njit(cache=True)
+def _buffers(cap):
+    """A search's labels (node, length, cost), their lists, the backward labels, touched
+    nodes both ways, heap keys and items: ``cap`` of each."""
+    return (np.empty((cap, 3), np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
+            np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty((cap, 2), np.int64),
+            np.empty(cap, np.int64))
+
+
+@numba.njit(cache=True, nogil=True)
+def _chunk(g, nodes, lo, hi, settled, head, back_settled, near, budget):
+    """Every valley pair of nodes[lo:hi] (contracted): (counts [3]: direct, two arcs,
+    searched; the first failure (v, u, x, L, C), or v = -1; x = -2: the searches made
+    more than ``budget`` labels). The rest: this thread's scratch (see _search)."""
     level, in_first, in_end, in_len, in_cost = g[0], g[7], g[8], g[9], g[10]
     first, ends, lens, costs = g[2], g[3], g[4], g[5]
-    stats = np.zeros((chunks.size - 1, 4), np.int64)
-    fail = np.full((chunks.size - 1, 5), -1, np.int64)
-    for c in numba.prange(chunks.size - 1):
-        t = numba.get_thread_id()
-        scratch = (settled[t], head[t], back_settled[t], near[t])
-        buf = (np.empty((64, 3), np.int64), np.empty(64, np.int64), np.empty(64, np.int64),
-               np.empty(64, np.int64), np.empty(64, np.int64), np.empty((64, 2), np.int64),
-               np.empty(64, np.int64))
-        for k in range(chunks[c], chunks[c + 1]):
-            v = nodes[k]
-            for i in range(in_first[v], in_first[v + 1]):
-                u = in_end[i]
-                for j in range(first[0, v], first[0, v + 1]):
-                    x = ends[j]
-                    big_l, big_c = in_len[i] + lens[j], in_cost[i] + costs[j]
-                    if x == u or fail[c, 0] >= 0:
-                        continue
-                    if _direct(u, x, big_l, big_c, g):
-                        stats[c, 0] += 1
-                    elif _two_arcs(u, x, level[v], big_l, big_c, g):
-                        stats[c, 1] += 1
-                    else:
-                        stats[c, 2] += 1
-                        met, work, buf = _search(u, x, big_l, big_c, g, scratch, buf, budget)
-                        stats[c, 3] += work
-                        if not met or stats[c, 3] > budget:
-                            gave = stats[c, 3] > budget
-                            fail[c, 0], fail[c, 1], fail[c, 2] = v, u, -2 if gave else x
-                            fail[c, 3], fail[c, 4] = big_l, big_c
-    for c in range(chunks.size - 1):
-        if fail[c, 0] >= 0:
-            return stats[:, :3].sum(axis=0), fail[c]
-    return stats[:, :3].sum(axis=0), np.full(5, -1, np.int64)
+    stats, fail = np.zeros(3, np.int64), np.full(5, -1, np.int64)
+    scratch = (settled, head, back_settled, near)
+    buf = _buffers(max(4096, 4 * g[6]))
+    work = 0
+    for k in range(lo, hi):
+        v = nodes[k]
+        for i in range(in_first[v], in_first[v + 1]):
+            u = in_end[i]
+            for j in range(first[0, v], first[0, v + 1]):
+                x = ends[j]
+                big_l, big_c = in_len[i] + lens[j], in_cost[i] + costs[j]
+                if x == u:
+                    continue
+                if _direct(u, x, big_l, big_c, g):
+                    stats[0] += 1
+                elif _two_arcs(u, x, level[v], big_l, big_c, g):
+                    stats[1] += 1
+                else:
+                    stats[2] += 1
+                    status, labels = _search(u, x, big_l, big_c, g, scratch, buf, budget)
+                    while status < 0:              # rare: more labels than the buffers hold
+                        if buf[0].shape[0] > budget:
+                            labels = budget + 1
+                            break
+                        buf = _buffers(2 * buf[0].shape[0])
+                        status, labels = _search(u, x, big_l, big_c, g, scratch, buf, budget)
+                    work += labels
+                    met = status == 1
+                    if not met or work > budget:
+                        fail[0], fail[1], fail[2] = v, u, -2 if work > budget else x
+                        fail[3], fail[4] = big_l, big_c
+                        return stats, fail
+    return stats, fail
 
 
 def prove_pareto(h, path=None, threads: int | None = None) -> ParetoProof:
@@ -264,18 +269,9 @@ def prove_pareto(h, path=None, threads: int | None = None) -> ParetoProof:
     n, levels, level = h.num_nodes, h.num_levels, h.level
     g, pairs = _lists(h)
     budget = effort(path, pairs, n, g[3].size + g[8].size)
-    nodes = np.flatnonzero(level < levels)
-    threads = workers(n, threads, per_node=32)
-    previous = numba.get_num_threads()
-    numba.set_num_threads(threads)
-    try:
-        labels = (np.full((threads, n), INF, np.int64), np.full((threads, n), -1, np.int64),
-                  np.full((threads, n), INF, np.int64), np.full((threads, n), -1, np.int64))
-        parts = max(1, min(nodes.size, threads * CHUNKS_PER_THREAD))
-        stats, fail = _prove(g, nodes, np.linspace(0, nodes.size, parts + 1).astype(np.int64),
-                             *labels, budget)
-    finally:
-        numba.set_num_threads(previous)
+    scratch = [(np.full(n, INF, np.int64), np.full(n, -1, np.int64), np.full(n, INF, np.int64),
+                np.full(n, -1, np.int64)) for _ in range(workers(n, threads, per_node=32))]
+    stats, fail = in_chunks(_chunk, g, np.flatnonzero(level < levels), scratch, budget)
     if fail[0] >= 0:
         v, u, x, big_l, big_c = (int(f) for f in fail)
         if x == -2:

@@ -24,9 +24,10 @@ A pair is answered, cheapest first: by a search arc u -> x that dominates it, by
 arcs u -> y -> x (binary searches in the sorted arc lists of engine/ch/arc_lists.py),
 and only then by bi-criteria label-setting bounded by (L, C): a climb from u (up
 arcs, core arcs) that ends at x or at an arc down into x, else a climb from x over
-the arcs down, reversed, that must meet one of its labels. Numba, parallel over
-chunks of nodes; scratch: four int64 arrays per node per thread; the work bounds of
-engine/ch/proof.py (``effort``) hold here too.
+the arcs down, reversed, that must meet one of its labels. Numba kernels run by
+threads over chunks of nodes (engine/ch/proof_work.py, with its work bounds). Memory
+while it runs: 20 bytes per search arc and 32 per node for the lists, 32 per node per
+thread for the searches (NY: 41 MB, then 8 MB a thread).
 """
 from __future__ import annotations
 

@@ -248,7 +248,8 @@ class Workspace:
         if self._crp_query is None:
             from engine.crp.query.router import CrpQuery
             self._crp_query = CrpQuery(self._overlay, metric, self.customizer().query_space)
-            self._warm_up_router(self._crp_query)
+            if not self.one_shot:               # a one-shot route's query runs untimed first
+                self._warm_up_router(self._crp_query)
         return self._crp_query
 
     def csp_graph(self, minimize: str, budget_metric: str):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.io import proven
 from engine.io.errors import LoadError
 from engine.io.hierarchy_file import ARRAYS, TURN_AWARE, read_hierarchy, write_hierarchy
 
@@ -103,7 +104,8 @@ class Hierarchy:
     def load(cls, path, graph=None) -> "Hierarchy":
         """A saved hierarchy, refused (LoadError naming the file) unless every array
         passes engine.io.hierarchy_file's validator and engine.ch.proof's witness check
-        (no shortcut missing: its result is ``proof``); attached to ``graph`` when given."""
+        (no shortcut missing: its result is ``proof``; a file that passed before and is
+        untouched since skips it, engine.io.proven); attached to ``graph`` when given."""
         from engine.ch.proof import prove
         path = Path(path)
         meta, arrays = read_hierarchy(path)
@@ -112,7 +114,11 @@ class Hierarchy:
                 params=meta["params"], metric_hash=meta["metric_hash"], **arrays)
         if graph is not None:
             h.attach(graph, path)
-        h.proof = prove(h, path)
+        if proven.known(path, "rlh"):         # passed before, untouched since
+            h.proof = proven.Remembered()
+        else:
+            h.proof = prove(h, path)
+            proven.remember(path, "rlh")
         return h
 
     def attach(self, graph, path=None) -> "Hierarchy":

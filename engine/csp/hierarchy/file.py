@@ -15,6 +15,7 @@ import numpy as np
 
 from engine.csp.hierarchy.build import ParetoHierarchy
 from engine.io.errors import LoadError
+from engine.io import proven
 from engine.io.pareto_hierarchy_file import ARRAYS, read_pareto_hierarchy, write_pareto_hierarchy
 
 
@@ -46,7 +47,11 @@ def load_pareto_hierarchy(path, graph=None, minimize: str | None = None,
                         metrics=tuple(names), metric_hashes=tuple(hashes), **arrays)
     if graph is not None:
         check_fits(h, graph, minimize or names[0], budget_metric or names[1], path)
-    h.proof = prove_pareto(h, path)
+    if proven.known(path, "rlb"):         # passed before, untouched since
+        h.proof = proven.Remembered()
+    else:
+        h.proof = prove_pareto(h, path)
+        proven.remember(path, "rlb")
     return h
 
 

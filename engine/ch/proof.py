@@ -52,11 +52,12 @@ INF = np.iinfo(np.int64).max
 
 @dataclass(frozen=True)
 class Proof:
-    """What the check looked at: valley pairs, how each was answered, the time."""
-    pairs: int            # (u -> v, v -> x) pairs with u != x, and same-level arcs
+    """What a witness check looked at (this one's and engine.csp.hierarchy.proof's):
+    valley pairs, how each was answered, the time."""
+    pairs: int            # (u -> v, v -> x) pairs with u != x (CH: and same-level arcs)
     direct: int           # answered by an arc u -> x
     two_arcs: int         # by a path u -> y -> x
-    searched: int         # by an upward search from both ends
+    searched: int         # by a search (CH: upward from both ends; .rlb: bi-criteria)
     ms: float
 
     def text(self) -> str:
@@ -93,8 +94,8 @@ def _two_arcs(u, l, hx, hb, hard, level, of, oe, ow, inf, ie, iw, mark):
     for q in range(hard):
         x, bound = hx[q], hb[q]
         if not (_over_peak(x, l, bound, level, inf, ie, iw, mark) or
-                _up_twice(u, x, bound, level, of, oe, ow) or
-                _down_twice(u, x, bound, level, inf, ie, iw)):
+                _two_lists(u, x, bound, level, of, oe, ow) or
+                _two_lists(x, u, bound, level, inf, ie, iw)):
             hx[left], hb[left], left = x, bound, left + 1
     for r in range(of[u], of[u + 1]):
         mark[oe[r]] = INF
@@ -113,26 +114,15 @@ def _over_peak(x, l, bound, level, inf, ie, iw, mark):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _up_twice(u, x, bound, level, of, oe, ow):
-    for r in range(of[u], of[u + 1]):
-        y = oe[r]
-        if level[y] < level[x]:
-            k = find(oe, of[y], of[y + 1], x)
-            while k < of[y + 1] and oe[k] == x:
-                if ow[r] + ow[k] <= bound:
-                    return True
-                k += 1
-    return False
-
-
-@numba.njit(cache=True, _nrt=False)
-def _down_twice(u, x, bound, level, inf, ie, iw):
-    for r in range(inf[x], inf[x + 1]):
-        y = ie[r]
-        if level[y] < level[u]:
-            k = find(ie, inf[y], inf[y + 1], u)
-            while k < inf[y + 1] and ie[k] == u:
-                if iw[r] + iw[k] <= bound:
+def _two_lists(a, b, bound, level, first, end, weight):
+    """Two arcs a -> y -> b of one kind (up twice: the lists out; down twice: the lists
+    in, with a and b swapped), y below b, of cost <= bound?"""
+    for r in range(first[a], first[a + 1]):
+        y = end[r]
+        if level[y] < level[b]:
+            k = find(end, first[y], first[y + 1], b)
+            while k < first[y + 1] and end[k] == b:
+                if weight[r] + weight[k] <= bound:
                     return True
                 k += 1
     return False

@@ -48,7 +48,7 @@ class ParetoHierarchy:
     build_ms: float = 0.0
     metrics: tuple = ()             # (minimize, budget metric) names, when built for a graph's
     metric_hashes: tuple = ()       # ... and their engine.core.metric.Metric hashes
-    proof: object = None            # engine.csp.hierarchy.proof.ParetoProof of a loaded file
+    proof: object = None            # engine.ch.proof.Proof of a loaded file (its .rlb check)
 
     def __post_init__(self) -> None:
         self.core = self.level == self.num_levels      # bool [n]

@@ -32,32 +32,17 @@ thread for the searches (NY: 41 MB, then 8 MB a thread).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numba
 import numpy as np
 
 from engine.ch.arc_lists import find, grouped, listed_mask
+from engine.ch.proof import Proof
 from engine.ch.proof_work import effort, gave_up, in_chunks, workers
 from engine.core.heaps import pop, push
 from engine.io.errors import LoadError
 
 INF = np.iinfo(np.int64).max
-
-
-@dataclass(frozen=True)
-class ParetoProof:
-    """What the check looked at: valley pairs, how each was answered, the time."""
-    pairs: int            # (u -> v, v -> x) pairs of search arcs with u != x
-    direct: int           # answered by one search arc u -> x
-    two_arcs: int         # by two, u -> y -> x
-    searched: int         # by a bi-criteria search
-    ms: float
-
-    def text(self) -> str:
-        return (f"{self.pairs:,} pairs around contracted nodes proved ({self.direct:,} by an "
-                f"arc, {self.two_arcs:,} by two, {self.searched:,} by a search) in "
-                f"{self.ms:.0f} ms")
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -262,7 +247,7 @@ def _chunk(g, nodes, lo, hi, settled, head, back_settled, near, budget):
     return stats, fail
 
 
-def prove_pareto(h, path=None, threads: int | None = None) -> ParetoProof:
+def prove_pareto(h, path=None, threads: int | None = None) -> Proof:
     """Check that ``h`` (a ParetoHierarchy, or anything with its arrays, validated by
     engine.io.pareto_hierarchy_file.check_pareto_hierarchy) misses no shortcut;
     LoadError naming ``path`` if it does. ``threads``: at most this many."""
@@ -281,7 +266,7 @@ def prove_pareto(h, path=None, threads: int | None = None) -> ParetoProof:
                               f"(node indexes; length {big_l:,}, cost {big_c:,}, around node {v} "
                               f"of level {int(level[v])}) has no way around it as short and as "
                               "cheap, so cost-budgeted answers through it could be wrong")
-    return ParetoProof(int(stats.sum()), int(stats[0]), int(stats[1]), int(stats[2]),
+    return Proof(int(stats.sum()), int(stats[0]), int(stats[1]), int(stats[2]),
                        (time.perf_counter() - started) * 1000)
 
 

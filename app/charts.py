@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QLabel, QSizePolicy
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from app.widgets import rgb
 
@@ -116,3 +116,24 @@ class ChartHeader(QLabel):
             doc.setHtml(k)
             out.append(doc.toPlainText().replace("\xa0", " ").split(" ", 1)[1])
         return out
+
+
+class HeaderedChart(QWidget):
+    """A dock's chart widget: a ChartHeader line over a GraphicsLayoutWidget whose
+    plots the subclass adds."""
+
+    def __init__(self, title: str = "", parent=None) -> None:
+        super().__init__(parent)
+        self.header = ChartHeader(title)
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        self.graphics.ci.layout.setContentsMargins(2, 2, 6, 2)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.header)
+        column.addWidget(self.graphics, 1)
+
+    @property
+    def title(self) -> str:
+        return self.header.title

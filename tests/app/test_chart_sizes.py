@@ -223,4 +223,4 @@ def check_pareto(charts) -> None:
     for name in shown:
         y = charts.history_curves[name].getData()[1]
         assert np.nanmax(y) > 0, name
-    assert "Kₜ" not in charts.title_label.text()
+    assert "Kₜ" not in charts.header.text()

@@ -16,9 +16,8 @@ from collections import deque
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from app.charts import ChartHeader, key, style_plot
+from app.charts import HeaderedChart, key, style_plot
 
 HISTORY_RUNS = 30
 DECODE = "decode"
@@ -36,13 +35,9 @@ def format_ms(ms: float) -> str:
     return f"{ms:.2f}" if ms < 10 else f"{ms:.1f}" if ms < 1000 else f"{ms:,.0f}"
 
 
-class CustomizationChart(QWidget):
+class CustomizationChart(HeaderedChart):
     def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self.title_label = ChartHeader("Customize a metric to see its time per level")
-        self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
-        self.graphics.ci.layout.setContentsMargins(2, 2, 6, 2)
+        super().__init__("Customize a metric to see its time per level", parent)
         self.levels_plot = self.graphics.addPlot(row=0, col=0)
         self.history_plot = self.graphics.addPlot(row=0, col=1)   # side by side: each the dock's height
         style_plot(self.levels_plot, "", "time (ms)")
@@ -56,11 +51,6 @@ class CustomizationChart(QWidget):
         self.history_curve = self.history_plot.plot(
             pen=pg.mkPen(HISTORY_COLOR, width=2), symbol="o", symbolSize=5,
             symbolBrush=HISTORY_COLOR, symbolPen=None)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(0)
-        layout.addWidget(self.title_label)
-        layout.addWidget(self.graphics, 1)
         self.bars: dict[str, pg.BarGraphItem] = {}           # phase -> its stacked bars
         self._row_labels: list[pg.TextItem] = []
         self._history: deque[float] = deque(maxlen=HISTORY_RUNS)
@@ -82,14 +72,14 @@ class CustomizationChart(QWidget):
         self._draw_history()
         where = f"GPU memory: {memory_bytes / 2**20:.1f} MiB" if memory_bytes is not None else \
             ("CPU" if backend.lower() == "cpu" else backend)
-        self.title_label.set(f"Customization: {format_ms(total)} ms  (decode {format_ms(decode_ms)}"
+        self.header.set(f"Customization: {format_ms(total)} ms  (decode {format_ms(decode_ms)}"
                              f" + levels {format_ms(total_ms)})  ·  {where}")
 
     def begin_run(self) -> None:
         """A customization started: empty bars until its levels come in (add_level)."""
         self.records, self.decode_ms, self.levels_ms = [], None, None
         self._redraw()
-        self.title_label.set("Customizing…")
+        self.header.set("Customizing…")
 
     def add_level(self, record: dict) -> None:
         """A level finished while a run is in progress; a level at or below the last
@@ -98,15 +88,11 @@ class CustomizationChart(QWidget):
             self.records, self.decode_ms, self.levels_ms = [], None, None
         self.records.append(record)
         self._redraw()
-        self.title_label.set(f"Customizing… level {record['level']} done")
+        self.header.set(f"Customizing… level {record['level']} done")
 
     def history(self) -> list[float]:
         """Total customization time (ms) of the last runs, oldest first."""
         return list(self._history)
-
-    @property
-    def title(self) -> str:
-        return self.title_label.title
 
     def bar_count(self) -> int:
         """Level rows drawn (tests; the decode row not counted)."""
@@ -136,7 +122,7 @@ class CustomizationChart(QWidget):
 
     def legend(self) -> list[str]:
         """The phases the legend names (tests)."""
-        return self.title_label.legend()
+        return self.header.legend()
 
     def _bar_item(self, phase: str) -> pg.BarGraphItem:
         item = self.bars.get(phase)
@@ -173,7 +159,7 @@ class CustomizationChart(QWidget):
             if phase not in phases:
                 item.setOpts(x0=np.zeros(0), y=np.zeros(0), width=np.zeros(0))
         self._label_rows(left)
-        self.title_label.set(keys=[key(self.bars[p].opts["brush"].color().getRgb(), p) for p in phases])
+        self.header.set(keys=[key(self.bars[p].opts["brush"].color().getRgb(), p) for p in phases])
         ticks = self._ticks()
         axis = self.levels_plot.getAxis("left")
         axis.setTicks([ticks])

@@ -17,11 +17,10 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from engine.core.units import Unit, format_duration
 
-from app.charts import DIAMOND, DOT, LINE, SQUARE, ChartHeader, key, style_plot
+from app.charts import DIAMOND, DOT, LINE, SQUARE, HeaderedChart, key, style_plot
 
 PATH_COLOR = (130, 40, 180)          # the constrained path, on the map and in the chart
 SHORTEST_COLOR = (30, 110, 230)      # the shortest path by length (a thin reference)
@@ -78,20 +77,11 @@ def axis_scale(name: str, unit: str) -> tuple[float, str]:
     return factor, f"{name} ({suffix if u.kind else unit or suffix})"
 
 
-class CspCharts(QWidget):
+class CspCharts(HeaderedChart):
     picked = Signal(int)      # a Pareto point (its index in result.pareto) was clicked
 
     def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self.title_label = ChartHeader()
-        self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
-        self.graphics.ci.layout.setContentsMargins(2, 2, 6, 2)
-        column = QVBoxLayout(self)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(0)
-        column.addWidget(self.title_label)
-        column.addWidget(self.graphics, 1)
+        super().__init__(parent=parent)
         self.pareto_plot = self.graphics.addPlot(row=0, col=0)
         self.history_plot = self.graphics.addPlot(row=0, col=1)
         self.graphics.ci.layout.setColumnStretchFactor(0, 3)    # the Pareto chart is the answer
@@ -152,7 +142,7 @@ class CspCharts(QWidget):
         self._set_points(np.zeros((0, 2), np.int64), None, {})
         self._set_budget(None)
         self._set_history(None, "")
-        self.title_label.set(title, [], "")
+        self.header.set(title, [], "")
 
     def show_result(self, result, refs: dict[str, tuple[int, int]], title: str) -> None:
         """A CspResult: its Pareto set (or the answer alone), its budget and its course;
@@ -164,7 +154,7 @@ class CspCharts(QWidget):
         self._set_points(points, (result.length, result.cost), refs)
         self._set_budget(result.budget)
         keys, note = self._set_history(result.history, columns=result.history_columns)
-        self.title_label.set(title, self.pareto_keys + keys, note)
+        self.header.set(title, self.pareto_keys + keys, note)
         self._fit(refs)
 
     def show_failure(self, budget: int, refs: dict[str, tuple[int, int]], title: str) -> None:
@@ -172,7 +162,7 @@ class CspCharts(QWidget):
         self._set_points(np.zeros((0, 2), np.int64), None, refs)
         self._set_budget(budget)
         self._set_history(None, "no path within the budget")
-        self.title_label.set(title, self.pareto_keys[2:], "")
+        self.header.set(title, self.pareto_keys[2:], "")
         self._fit(refs)
 
     def _set_points(self, points: np.ndarray, chosen, refs: dict) -> None:

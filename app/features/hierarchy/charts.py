@@ -17,10 +17,9 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from app import map_style as style
-from app.charts import DOT, LINE, ChartHeader, key, style_plot
+from app.charts import DOT, LINE, HeaderedChart, key, style_plot
 
 STEPS = ("score", "select", "shortcut", "update", "extract")
 STEP_COLORS = ((68, 119, 170), (102, 204, 238), (34, 136, 51), (204, 187, 68), (238, 102, 119))
@@ -36,27 +35,7 @@ CLIP_OVER = 4.0          # a level bar past this many times the 95th percentile 
 MAX_CLIPPED = 3          # ... and labelled with its value (the tallest few)
 
 
-class _Chart(QWidget):
-    """A header line over a GraphicsLayoutWidget, as the dock's widget."""
-
-    def __init__(self, title: str, parent=None) -> None:
-        super().__init__(parent)
-        self.header = ChartHeader(title)
-        self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
-        self.graphics.ci.layout.setContentsMargins(2, 2, 6, 2)
-        column = QVBoxLayout(self)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(0)
-        column.addWidget(self.header)
-        column.addWidget(self.graphics, 1)
-
-    @property
-    def title(self) -> str:
-        return self.header.title
-
-
-class ContractionChart(_Chart):
+class ContractionChart(HeaderedChart):
     def __init__(self, parent=None) -> None:
         super().__init__("Contract the graph: Hierarchy ▸ Contract", parent)
         self.times = self.graphics.addPlot(row=0, col=0)
@@ -128,7 +107,7 @@ class ContractionChart(_Chart):
                         [key(CONTRACTED_COLOR, "|Uₗ| contracted", DOT), key(LIVE_COLOR, "|Vₗ| live nodes", LINE)])
 
 
-class PhastChart(_Chart):
+class PhastChart(HeaderedChart):
     def __init__(self, parent=None) -> None:
         super().__init__("Tree mode with a hierarchy: click a node (PHAST)", parent)
         self.header.set(color="#555")

@@ -15,30 +15,28 @@ import numpy as np
 
 class CostOverflow(OverflowError):
     """A cost reached 2^31-1 (the int32 the cell matrices and the query store): the
-    decoder's costs are too large for this graph. An input error: scale them down."""
+    decoder's costs are too large for this graph. An input error: scale them down.
+    ``what`` costs too much, ``advice`` follows; ``decoder`` is named when known."""
+
+    def __init__(self, what: str, advice: str = "", decoder: str = "") -> None:
+        self.what, self.advice, self.decoder = what, advice, decoder
+        under = f" under decoder '{decoder}'" if decoder else ""
+        super().__init__(f"{what} costs 2^31 or more{under}{advice}")
 
     @classmethod
     def at_level(cls, level: int, decoder: str = "") -> "CostOverflow":
-        return cls(f"a path inside a level-{level} cell costs 2^31 or more"
-                   f"{_under(decoder)}: the decoder's costs are too large for this graph; "
-                   f"scale them down")
+        return cls(f"a path inside a level-{level} cell", ": the decoder's costs are too "
+                   "large for this graph; scale them down", decoder)
 
     @classmethod
     def on_route(cls, decoder: str = "") -> "CostOverflow":
-        return cls(f"the route exists but costs 2^31 or more{_under(decoder)}, more than "
-                   f"a route cost can hold: scale the decoder's costs down")
+        return cls("the route exists but", ", more than a route cost can hold: scale the "
+                   "decoder's costs down", decoder)
 
     def naming(self, decoder: str) -> "CostOverflow":
         """The same error, naming ``decoder`` (the levels raise it without the name)."""
-        text = str(self)
-        if not decoder or f"'{decoder}'" in text:
-            return self
-        return CostOverflow(text.replace(" costs 2^31 or more", f" costs 2^31 or more"
-                                         f"{_under(decoder)}", 1))
-
-
-def _under(decoder: str) -> str:
-    return f" under decoder '{decoder}'" if decoder else ""
+        return self if self.decoder or not decoder else CostOverflow(self.what, self.advice,
+                                                                     decoder)
 
 
 @dataclass(eq=False)

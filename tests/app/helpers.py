@@ -115,6 +115,17 @@ def trees(window):
     return window.controller("tree")
 
 
+def show_tree(qtbot, window, node: int, timeout_ms: int = ROUTE_TIMEOUT_MS):
+    """Tree mode on (the panel's button), click ``node``: the tree it draws."""
+    if window.session.mode != "tree":
+        qtbot.mouseClick(trees(window).tree_button, Qt.LeftButton)
+    assert window.session.mode == "tree" and window.map_view.hover_enabled
+    with qtbot.waitSignal(trees(window).tree_shown, timeout=timeout_ms,
+                          check_params_cb=lambda t: t is not None and t.tree.source == node):
+        click_node(qtbot, window, node)
+    return window.session.tree
+
+
 def ch(window):
     return window.controller("contract")
 

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from app.features.tree.distance_bins import bodies, display_unit, make_bins
-from tests.app.helpers import click_node, load_graph, shown_window, trees
+from tests.app.helpers import load_graph, show_tree, shown_window, trees
 from tests.app.test_first_view import with_far_ferries
 
 TIMEOUT_MS = 60_000
@@ -24,15 +23,6 @@ MIN_RGB_APART = 60         # every band colour this far (RGB distance) from ever
 def network():
     from engine.generate.network import generate_road_network
     return generate_road_network(num_nodes=3000, seed=4)
-
-
-def show_tree(qtbot, window, node: int):
-    if window.session.mode != "tree":
-        qtbot.mouseClick(trees(window).tree_button, Qt.LeftButton)
-    with qtbot.waitSignal(trees(window).tree_shown, timeout=TIMEOUT_MS,
-                          check_params_cb=lambda t: t is not None and t.tree.source == node):
-        click_node(qtbot, window, node)
-    return window.session.tree
 
 
 def grab(window, name: str) -> None:
@@ -60,7 +50,7 @@ def test_service_areas_have_their_own_scale_and_legend(qtbot, window, network):
     area = window.controller("isochrone")
     area.check.setChecked(True)
     with qtbot.waitSignal(area.shown, timeout=TIMEOUT_MS, check_params_cb=lambda a: a is not None):
-        show_tree(qtbot, window, middle(network))
+        show_tree(qtbot, window, middle(network), TIMEOUT_MS)
     bands = area.band_colors(area.answer.isochrones.cutoffs)
     tree = window.session.tree_bins.colors
     apart = min(np.linalg.norm(np.subtract(b, t)) for b in bands for t in tree)
@@ -78,7 +68,7 @@ def test_service_areas_have_their_own_scale_and_legend(qtbot, window, network):
 def test_one_extreme_arc_does_not_make_the_land_one_colour(qtbot, window, network):
     g = with_far_ferries(network)             # two ferries to Corsica from the southernmost node
     load_graph(qtbot, window, g)
-    answer = show_tree(qtbot, window, middle(g))
+    answer = show_tree(qtbot, window, middle(g), TIMEOUT_MS)
     d, bins = answer.tree.distance, window.session.tree_bins
     land = d[:network.num_nodes]
     assert d[network.num_nodes:].min() > 20 * land.max()     # the ferries are extreme

@@ -13,11 +13,11 @@ import gpxpy
 import numpy as np
 import pytest
 import shapely
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF
 from PySide6.QtWidgets import QFileDialog
 
 from engine.routing import reference
-from tests.app.helpers import ROUTE_TIMEOUT_MS, click_node, load_graph, shift_click_route, trees
+from tests.app.helpers import ROUTE_TIMEOUT_MS, load_graph, shift_click_route, show_tree
 
 A, B = 7, 28                 # grid nodes (indices), as in test_main_window
 AREA_TIMEOUT_MS = 60_000
@@ -34,15 +34,6 @@ def service(window):
 def export_action(window):
     menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
     return next(a for a in menu.actions() if a.text() == "&Export…")
-
-
-def show_tree(qtbot, window, node: int):
-    if window.session.mode != "tree":
-        qtbot.mouseClick(trees(window).tree_button, Qt.LeftButton)
-    with qtbot.waitSignal(trees(window).tree_shown, timeout=ROUTE_TIMEOUT_MS,
-                          check_params_cb=lambda t: t is not None and t.tree.source == node):
-        click_node(qtbot, window, node)
-    return window.session.tree
 
 
 def test_file_export_writes_the_route_and_the_tree(qtbot, window, graph, tmp_path, monkeypatch):

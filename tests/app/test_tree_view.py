@@ -19,7 +19,7 @@ from engine.core import paths
 from engine.routing import reference
 from engine.sssp import METHODS
 from tests.app.helpers import (ISLAND, ROUTE_TIMEOUT_MS, click_node, context_menu_action, routes, trees,
-                               load_graph, node_viewport_pos)
+                               load_graph, node_viewport_pos, show_tree)
 
 A, B, C = 7, 28, 22      # grid nodes (indices), as in test_main_window
 TREE_TIMEOUT_MS = 30_000
@@ -32,17 +32,6 @@ def road_network():
     return generate_road_network(num_nodes=3000, seed=4)
 
 
-def show_tree(qtbot, window, node: int):
-    """Tree mode on (the panel's button), click ``node``: the tree it draws."""
-    if not (window.session.mode == "tree"):
-        qtbot.mouseClick(trees(window).tree_button, Qt.LeftButton)
-    assert (window.session.mode == "tree") and window.map_view.hover_enabled
-    with qtbot.waitSignal(trees(window).tree_shown, timeout=TREE_TIMEOUT_MS,
-                          check_params_cb=lambda t: t is not None and t.tree.source == node):
-        click_node(qtbot, window, node)
-    return window.session.tree
-
-
 def class_curves_visible(window) -> bool:
     return any(c.isVisible() for c in window.map_view._curves)
 
@@ -51,7 +40,7 @@ def test_click_in_tree_mode_colours_the_network_by_distance(qtbot, window, road_
     g = road_network
     load_graph(qtbot, window, g)
     source = int(np.argmin(np.hypot(*(g.xy - g.xy.mean(axis=0)).T)))    # near the middle
-    answer = show_tree(qtbot, window, source)
+    answer = show_tree(qtbot, window, source, TREE_TIMEOUT_MS)
     assert answer.method in METHODS and answer.backend.startswith("CPU")      # "auto", resolved
     assert np.array_equal(answer.tree.distance, model_distances(g, source, answer.tree.metric))
 
@@ -72,7 +61,7 @@ def test_click_in_tree_mode_colours_the_network_by_distance(qtbot, window, road_
 
 def test_hover_then_click_show_distance_and_path_from_the_tree(qtbot, window, graph, monkeypatch):
     load_graph(qtbot, window, graph)
-    answer = show_tree(qtbot, window, A)
+    answer = show_tree(qtbot, window, A, TREE_TIMEOUT_MS)
     asked = []
     real_submit = window.engine.submit
     monkeypatch.setattr(window.engine, "submit", lambda kind, *a, **k: (asked.append(kind), real_submit(kind, *a, **k))[1])
@@ -106,7 +95,7 @@ def test_hover_then_click_show_distance_and_path_from_the_tree(qtbot, window, gr
 
 def test_method_selector_recomputes_the_tree(qtbot, window, graph):
     load_graph(qtbot, window, graph)
-    first = show_tree(qtbot, window, A)
+    first = show_tree(qtbot, window, A, TREE_TIMEOUT_MS)
     for i in range(1, trees(window).method_combo.count()):
         name = trees(window).method_combo.itemData(i)
         with qtbot.waitSignal(trees(window).tree_shown, timeout=TREE_TIMEOUT_MS,
@@ -131,7 +120,7 @@ def test_context_menu_tree_from_here(qtbot, window, graph):
 
 def test_escape_clears_the_tree_and_brings_back_the_classes(qtbot, window, graph):
     load_graph(qtbot, window, graph)
-    show_tree(qtbot, window, A)
+    show_tree(qtbot, window, A, TREE_TIMEOUT_MS)
     click_node(qtbot, window, B)
     with qtbot.waitSignal(trees(window).tree_shown, timeout=1000, check_params_cb=lambda t: t is None):
         QTest.keyClick(window, Qt.Key_Escape)
@@ -140,7 +129,7 @@ def test_escape_clears_the_tree_and_brings_back_the_classes(qtbot, window, graph
     assert window.session.source is None and window.session.target is None and window.session.route is None
     assert trees(window).legend.text() == "" and window.controller("load").legend.isVisible()
     assert (window.session.mode == "tree")                          # the mode stays: the next click is a tree
-    show_tree(qtbot, window, C)
+    show_tree(qtbot, window, C, TREE_TIMEOUT_MS)
     with qtbot.waitSignal(trees(window).tree_shown, timeout=1000, check_params_cb=lambda t: t is None):
         qtbot.mouseClick(trees(window).clear_button, Qt.LeftButton)
     assert window.session.tree is None
@@ -148,7 +137,7 @@ def test_escape_clears_the_tree_and_brings_back_the_classes(qtbot, window, graph
 
 def test_compare_chart_has_a_bar_per_method_and_the_reference(qtbot, window, road_network):
     load_graph(qtbot, window, road_network)
-    show_tree(qtbot, window, 10)
+    show_tree(qtbot, window, 10, TREE_TIMEOUT_MS)
     progress = []
     window.engine.progress.connect(lambda job, f, msg: progress.append(msg) if job.kind == "compare" else None)
     with qtbot.waitSignal(trees(window).comparison_shown, timeout=COMPARE_TIMEOUT_MS) as blocker:
@@ -221,7 +210,7 @@ def test_engine_failure_shows_a_message_and_the_window_stays_usable(qtbot, windo
 def test_tree_follows_the_level_of_detail(qtbot, window, monkeypatch, road_network):
     monkeypatch.setattr("app.network_geometry.COARSEST_CELLS", 32)   # a small net needs big cells
     load_graph(qtbot, window, road_network)
-    show_tree(qtbot, window, 0)
+    show_tree(qtbot, window, 0, TREE_TIMEOUT_MS)
     mv, d = window.map_view, window.session.drawing
     xmin, ymin, xmax, ymax = d.bounds
     cx, cy, hw = (xmin + xmax) / 2, (ymin + ymax) / 2, 20 * (xmax - xmin)

@@ -267,7 +267,7 @@ def prove_pareto(h, path=None, threads: int | None = None) -> Proof:
                               f"of level {int(level[v])}) has no way around it as short and as "
                               "cheap, so cost-budgeted answers through it could be wrong")
     return Proof(int(stats.sum()), int(stats[0]), int(stats[1]), int(stats[2]),
-                       (time.perf_counter() - started) * 1000)
+                 (time.perf_counter() - started) * 1000)
 
 
 def _lists(h) -> tuple[tuple, int]:

@@ -4,6 +4,7 @@ backend, or by PHAST on the loaded contraction hierarchy. In the routing model
 distance is the least over the arcs entering it, and paths are read off the arc tree."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -13,7 +14,9 @@ from engine.capabilities.common import (HIERARCHY, METRIC, NODE_BASED, SOURCE, f
                                         text_lines, use_hierarchy_file)
 from engine.model.defaults import restrictions_in_force
 from engine.export import written_lines
+from engine.core import tree_bins
 from engine.core.paths import Path, ShortestPathTree
+from engine.core.tree_bins import TreeBins
 from engine.core.units import Unit, unit_of
 
 PHAST = "phast"
@@ -43,6 +46,7 @@ class TreeAnswer:
     level_ms: dict | None = None   # PHAST: {"up": [ms per level], "core": ms, "down": [...]}
     turn_aware: bool = True        # False for --node-based: the tree ignores turns
     path: Path | None = None       # --path-to: the path to that node, read off the tree
+    bins: TreeBins | None = None   # the window's colouring (param "bins"): a byte per node
 
 
 def shortest_path_tree(workspace, params: dict, ctx) -> TreeAnswer:
@@ -56,8 +60,9 @@ def shortest_path_tree(workspace, params: dict, ctx) -> TreeAnswer:
         method = AUTO_WITH_HIERARCHY.get(method, method)
     run = ON_HIERARCHY.get(method, _direct_tree)
     answer = run(workspace, int(params["source"]), params.get("metric"), method,
-                 bool(params.get("per_level")), bool(params.get("node_based")))
-    if params.get("path_to") is not None:
+                 bool(params.get("per_level")), bool(params.get("node_based")),
+                 bool(params.get("bins")))
+    if params.get("path_to") is not None and answer.path is None:
         from engine.core.paths import path_from_tree
         answer = replace(answer, path=path_from_tree(workspace.graph, answer.tree,
                                                      int(params["path_to"])))
@@ -78,8 +83,15 @@ def _export_tree(graph, tree: ShortestPathTree, params: dict) -> None:
         csv.write_tree(params["csv"], graph, tree, unit)
 
 
+def _bins_of(graph, tree: ShortestPathTree) -> TreeBins:
+    """The window's colouring of a tree on the host (the same code as on the device)."""
+    factor = unit_of(graph.metric_units, tree.metric).axis()[0]
+    lows, highs = tree_bins.bin_edges(tree_bins.bodies(np, tree.distance), factor)
+    return TreeBins(lows, highs, tree_bins.node_bins(np, tree.distance, lows))
+
+
 def _direct_tree(workspace, source: int, metric, method: str, per_level: bool,
-                 node_based: bool = False) -> TreeAnswer:
+                 node_based: bool = False, bins: bool = False) -> TreeAnswer:
     """A direct SSSP method of engine.sssp on the backend (no preprocessing)."""
     model = workspace.model_for(metric, node_based)
     query = workspace.tree_query(metric, model)
@@ -89,11 +101,12 @@ def _direct_tree(workspace, source: int, metric, method: str, per_level: bool,
     r = query.tree(start, method)
     tree = r.tree if model is None else model.road_tree(r.tree, source)
     return TreeAnswer(tree, r.method, method_label(r.method), workspace.backend.describe(),
-                      r.compute_ms, r.total_ms, r.stats, turn_aware=not node_based)
+                      r.compute_ms, r.total_ms, r.stats, turn_aware=not node_based,
+                      bins=_bins_of(workspace.graph, tree) if bins else None)
 
 
 def _phast_tree(workspace, source: int, metric, method: str, per_level: bool,
-                node_based: bool = False) -> TreeAnswer:
+                node_based: bool = False, bins: bool = False) -> TreeAnswer:
     query = workspace.phast_query(metric)
     h = workspace.hierarchy
     model = workspace.model_for(h.metric)         # a turn-aware hierarchy's own model
@@ -102,12 +115,32 @@ def _phast_tree(workspace, source: int, metric, method: str, per_level: bool,
             raise ValueError("the hierarchy is node-based and ignores this graph's turns: "
                              "contract a turn-aware one, or ask for a node-based tree")
         model = None
-    start = source if model is None else model.start(source)
-    workspace.warm_once(("phast", id(query)), lambda: query.tree(start, per_level))
-    r = query.tree(start, per_level)
-    tree = r.tree if model is None else model.road_tree(r.tree, source)
-    return TreeAnswer(tree, PHAST, PHAST_LABEL, workspace.backend.describe(), r.compute_ms,
-                      r.total_ms, {}, r.level_ms, turn_aware=model is not None or not node_based)
+    turn_aware = model is not None or not node_based
+    if model is not None:                         # the road tree is made on the host
+        start = model.start(source)
+        workspace.warm_once(("phast", id(query)), lambda: query.tree(start, per_level))
+        r = query.tree(start, per_level)
+        tree = model.road_tree(r.tree, source)
+        return TreeAnswer(tree, PHAST, PHAST_LABEL, workspace.backend.describe(), r.compute_ms,
+                          r.total_ms, {}, r.level_ms, turn_aware=turn_aware,
+                          bins=_bins_of(workspace.graph, tree) if bins else None)
+    workspace.warm_once(("phast", id(query)), lambda: query.device_tree(source, per_level))
+    return _kept_answer(workspace, query.device_tree(source, per_level), bins, turn_aware)
+
+
+def _kept_answer(workspace, kept, bins: bool, turn_aware: bool) -> TreeAnswer:
+    """A PHAST tree read where it was computed: the colour bins (a byte per node),
+    then the whole tree copied into pinned host memory (hover, paths, exports read it)."""
+    t0 = time.perf_counter()
+    colours = kept.bins(unit_of(workspace.graph.metric_units, kept.metric).axis()[0]) \
+        if bins else None
+    t1 = time.perf_counter()
+    tree = kept.to_host()
+    t2 = time.perf_counter()
+    stats = {"bins_ms": (t1 - t0) * 1000, "copy_ms": (t2 - t1) * 1000}
+    return TreeAnswer(tree, PHAST, PHAST_LABEL, workspace.backend.describe(), kept.compute_ms,
+                      kept.compute_ms + (t2 - t0) * 1000, stats, kept.level_ms,
+                      turn_aware=turn_aware, bins=colours)
 
 
 # The tree methods that run on a contraction hierarchy (any other is a direct method).
@@ -162,6 +195,8 @@ TREE = register(Capability(
                   flag="--path-to", node=True),
             Param("method", str, "auto", "SSSP method; phast needs a hierarchy", choices=method_names),
             Param("per_level", bool, False, "PHAST: time every level"),
+            Param("bins", bool, False, "colour bins: every node's distance bin, one byte "
+                  "(made on the device for PHAST)", cli=False),
             Param("out", str, None, "write node_id, distance, parent to this .npz", file=True,
                   output=True),
             HIERARCHY,

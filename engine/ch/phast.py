@@ -17,6 +17,7 @@ import numpy as np
 
 from engine.core import backend as backends
 from engine.ch.hierarchy import Hierarchy
+from engine.ch.phast_tree import PhastTree
 from engine.core.paths import Path, ShortestPathTree, check_node, path_from_tree
 from engine.sssp.parents import parent_arcs
 from engine.sssp.prepared import prepare
@@ -90,32 +91,41 @@ class PhastQuery:
         self.prepared = prepare(h.graph, h.metric, self.backend)
 
     def tree(self, source: int, per_level: bool = False) -> PhastResult:
-        """Shortest-path tree from internal node ``source``."""
+        """Shortest-path tree from internal node ``source``, the whole of it on the host
+        (``device_tree`` keeps it where it was computed and copies only what is read)."""
+        t0 = time.perf_counter()
+        kept = self.device_tree(source, per_level)
+        tree = kept.to_host()
+        total_ms = (time.perf_counter() - t0) * 1000
+        return PhastResult(tree, kept.compute_ms, total_ms, kept.level_ms)
+
+    def device_tree(self, source: int, per_level: bool = False) -> PhastTree:
+        """The tree from internal node ``source`` left on the backend
+        (engine.ch.phast_tree: a distance, a path or the colour bins are read from it)."""
         h, backend = self.hierarchy, self.backend
         check_node(h.graph, source)
         timer = Timer(backend)
-        t0 = time.perf_counter()
-        level_ms = None
         with timer.step("distances"):
             if backend.is_gpu:
                 d, level_ms = _gpu_distances(self.index, [int(source)], per_level)
-                d = d[0]
+                # the captured launches write the same buffer every query: this tree
+                # keeps a copy. 2^64-1 (unreached) read as int64 is -1, the host's mark.
+                d = d[0].copy()
                 unreached = int(U64_INF)
             else:
                 d, level_ms = _cpu_distances(self.index, int(source), per_level)
                 unreached = INF64
         with timer.step("parents"):
             parent_arc = parent_arcs(self.prepared, d, unreached, int(source), on_device=True)
-        parent_arc = backend.to_host(parent_arc)
-        d_host = backend.to_host(d)
-        total_ms = (time.perf_counter() - t0) * 1000
-        distance = d_host.astype(np.int64)
-        distance[d_host == unreached] = -1
-        parent = np.full(h.num_nodes, -1, dtype=np.int32)
-        has = parent_arc >= 0
-        parent[has] = h.graph.tail[parent_arc[has]]
-        tree = ShortestPathTree(int(source), h.metric, distance, parent, parent_arc)
-        return PhastResult(tree, sum(r.ms for r in timer.records()), total_ms, level_ms)
+            parent_arc = backend.xp.asarray(parent_arc)   # (zero-cost arcs: made on the host)
+        if backend.is_gpu:
+            dist = d.view(np.int64)
+        else:
+            dist = d
+            dist[dist == INF64] = -1
+        compute_ms = sum(r.ms for r in timer.records())
+        return PhastTree(h.graph, h.metric, int(source), dist, parent_arc, self.prepared.tail,
+                         backend, compute_ms, level_ms)
 
     def distances(self, sources) -> np.ndarray:
         """Distances (int64 [len(sources), n], -1 unreachable) from many sources at once.
@@ -138,8 +148,10 @@ class PhastQuery:
         out[out == INF64] = -1
         return out
 
-    def path(self, tree: ShortestPathTree, target: int) -> Path:
+    def path(self, tree: ShortestPathTree | PhastTree, target: int) -> Path:
         """The path to ``target`` as original arcs (raises engine.core.paths.Unreachable)."""
+        if isinstance(tree, PhastTree):
+            return tree.path(target)
         return path_from_tree(self.hierarchy.graph, tree, target)
 
 

@@ -20,7 +20,10 @@ from engine.core.units import unit_of
 
 from app.features.tree.compare_chart import CompareChart
 from app.feature import Controller, Exportable, register_controller
-from app.features.tree.distance_bins import UNREACHABLE_COLOR, display_unit, make_bins, segment_distance
+from engine.core.tree_bins import segment_bins
+
+from app.features.tree.distance_bins import (UNREACHABLE_COLOR, coloured, display_unit, make_bins,
+                                             segment_distance)
 from app.map_view import Colouring
 from app.session import ShownRoute
 from app.widgets import button_row, grey, legend_table, red, selectable_label
@@ -153,7 +156,8 @@ class TreeController(Controller):
             return
         self.engine.submit("tree", {"source": s.source, "metric": s.metric,
                                     "method": self.method_combo.currentData(),
-                                    "per_level": True})     # (PHAST's chart; others ignore it)
+                                    "per_level": True,      # (PHAST's chart; others ignore it)
+                                    "bins": True})          # the colouring, made where the tree is
         self.info.setText(grey(f"computing the tree from node {s.node_id(s.source)}…"))
 
     def on_result(self, job, answer) -> None:
@@ -192,8 +196,10 @@ class TreeController(Controller):
             self.info.setText("")
             self.legend.setText("")
         else:
-            d = answer.tree.distance
-            s.tree_bins = make_bins(d, display_unit(s.graph.metric_units, answer.tree.metric))   # ferry-proof
+            unit = display_unit(s.graph.metric_units, answer.tree.metric)
+            b = answer.bins
+            s.tree_bins = make_bins(answer.tree.distance, unit) if b is None else \
+                coloured(b.lows, b.highs, unit, b.node_bin)                        # ferry-proof
             self.info.setText(self._info_html(answer))
             self.legend.setText(legend_table(self.legend_rows()))
             self.window.statusBar().showMessage(
@@ -221,8 +227,11 @@ class TreeController(Controller):
         n = bins.count
         pens = (*(pg.mkPen(c, width=TREE_WIDTH) for c in bins.colors), pg.mkPen(UNREACHABLE_COLOR, width=1))
         z = (*(1 + k / (n + 1) for k in range(n)), 0.5)       # below routes
-        self.map_view.set_colouring(Colouring("tree", pens, z, lambda level: bins.of(
-            segment_distance(level.end_a, level.end_b, distance))))
+        if bins.node_bin is not None:         # a byte per node from the engine
+            colour = lambda level: segment_bins(bins.node_bin, level.end_a, level.end_b)  # noqa: E731
+        else:
+            colour = lambda level: bins.of(segment_distance(level.end_a, level.end_b, distance))  # noqa: E731
+        self.map_view.set_colouring(Colouring("tree", pens, z, colour))
 
     def legend_rows(self) -> list[tuple[tuple, str]]:
         """(colour, text) per distance bin, then the unreachable roads when there are any."""

@@ -284,8 +284,84 @@ def _ncu_rows(path: str) -> list[list[str]]:
     return rows + [["all", str(sum(calls.values())), f"{sum(total.values()):.3f}"]]
 
 
+def bench_phast_scale() -> tuple[list[str], list[list[str]]]:
+    """PHAST at scale (issue #37): a tree kept on the device and read in parts, on the
+    generated network of ROUTELAB_PHAST_NODES nodes (default 2 M), by travel time:
+    compute; the whole tree on the host as before (pageable copies, conversions on the
+    host) and now (converted on the device, pinned); the window's colour bins (a byte
+    per node); one distance; one path. Medians over 10 sources, warm; one tree is
+    checked against SciPy's Dijkstra."""
+    import numpy as np
+
+    from engine.core import backend as backends
+    from engine.ch import contract, phast
+    from engine.generate.network import generate_road_network
+    from engine.core.units import unit_of
+    from engine.routing.reference import sssp
+
+    n = int(os.environ.get("ROUTELAB_PHAST_NODES", BIG))
+    backend = backends.select("auto")
+    header = ["graph", "what", "ms (median of 10 sources)", "notes"]
+    g, gen_s = timed(generate_road_network, n, seed=1)
+    h, ch_s = timed(contract, g, "travel_time", backend=backend)
+    label = f"generated {g.num_nodes:,} ({backend.name})"
+    query = phast.PhastQuery(h, backend)
+    factor = unit_of(g.metric_units, "travel_time").axis()[0]
+    sources = [int(s) for s in np.random.default_rng(11).integers(0, g.num_nodes, 10)]
+    rows = {k: [] for k in ("compute", "before", "now", "bins", "window", "distance", "path")}
+    arcs = []
+    for s in [sources[0]] + sources:                  # the first is a warm-up
+        t0 = time.perf_counter()
+        kept = query.device_tree(s)
+        colours = kept.bins(factor)
+        window_ms = (time.perf_counter() - t0) * 1000
+        _, before = timed(_copy_as_before, kept, g)
+        _, now = timed(kept.to_host)
+        _, bins_s = timed(kept.bins, factor)
+        target = int(np.flatnonzero(colours.node_bin == colours.count - 1)[0]) if \
+            colours.count else s                       # a far node: a long path
+        _, dist_s = timed(kept.distance, target)
+        path, path_s = timed(kept.path, target)
+        arcs.append(path.num_arcs)
+        for k, v in (("compute", kept.compute_ms), ("before", before * 1e3), ("now", now * 1e3),
+                     ("bins", bins_s * 1e3), ("window", window_ms), ("distance", dist_s * 1e3),
+                     ("path", path_s * 1e3)):
+            rows[k].append(v)
+    want = sssp(g, sources[0], "travel_time").distance
+    wrong = int(np.count_nonzero(query.device_tree(sources[0]).to_host().distance != want))
+    med = statistics.median
+    notes = {"compute": f"{h.num_levels} levels; generate {gen_s:.1f} s, contract {ch_s:.1f} s; "
+                        f"{wrong} wrong nodes vs SciPy",
+             "before": "16 B/node: pageable uint64 + int32 copies, -1 and parents made on the host",
+             "now": "16 B/node: int64 view, parents on the device, pinned host buffers",
+             "bins": "1 B/node: bodies (sort) + edges + node bins on the device, pinned copy",
+             "window": "compute + bins: the window's result on the host (wall)",
+             "distance": "8 bytes copied", "path": f"walked on the device; median {med(arcs):.0f} arcs"}
+    names = {"compute": "tree compute", "before": "whole tree to host, before",
+             "now": "whole tree to host, now", "bins": "colour bins to host",
+             "window": "window's result on the host", "distance": "one distance",
+             "path": "one path (far node)"}
+    return header, [[label, names[k], f"{med(v[1:]):.3f}", notes[k]] for k, v in rows.items()]
+
+
+def _copy_as_before(kept, g):
+    """The whole tree to the host as PhastQuery.tree did before the tree stayed on the
+    device: pageable copies of the raw arrays, then -1 and the parents on the host."""
+    import numpy as np
+    d = kept.backend.to_host(kept.dist.view(np.uint64))
+    parent_arc = kept.backend.to_host(kept.parent_arc)
+    distance = d.astype(np.int64)
+    distance[d == np.iinfo(np.uint64).max] = -1
+    parent = np.full(g.num_nodes, -1, dtype=np.int32)
+    has = parent_arc >= 0
+    parent[has] = g.tail[parent_arc[has]]
+    return distance, parent, parent_arc
+
+
 SECTIONS = {"ch": ("CU-CH contraction and PHAST queries (NY)", bench_ch),
             "ch_big": ("CU-CH contraction and PHAST queries (generated 2 M nodes)", bench_ch_big),
             "ch_profile": ("Where a CU-CH contraction's time goes (NY)", bench_ch_profile),
             "phast_profile": ("Where a PHAST query's time goes (NY)", bench_phast_profile),
+            "phast_scale": ("PHAST at scale: a tree kept on the device, read in parts "
+                            "(generated, ROUTELAB_PHAST_NODES)", bench_phast_scale),
             "ch_kernels": ("CU-CH device time per kernel (NY, Nsight Compute)", bench_ch_kernels)}

@@ -28,6 +28,7 @@ class Workspace:
         self.partition = None            # engine.crp.Partition of ``graph``
         self._overlay = None             # engine.crp.Overlay on ``partition``
         self._customizer = None          # engine.crp.Customizer of that overlay on ``backend``
+        self.gpu_devices = None          # CUDA ids CRP customizes on (None: every visible GPU)
         self.cell_metric = None          # engine.crp.CellMetric: the last customization
         self._crp_query = None           # CrpQuery on (overlay, cell_metric)
         self._turns = None               # engine.core.turns.Turns of ``graph``
@@ -218,8 +219,28 @@ class Workspace:
         overlay = self.overlay(cancel=cancel)
         if self._customizer is None or self._customizer.overlay is not overlay:
             from engine.crp.customization.customize import Customizer
-            self._customizer = Customizer(overlay, self.backend)
+            devices = self._device_backends()
+            self._customizer = Customizer(overlay, devices[0], devices=devices)
         return self._customizer
+
+    def use_devices(self, ids) -> None:
+        """Customize CRP on these CUDA devices (ids; None: every visible GPU); the
+        customizer is rebuilt for new ones. ValueError on the CPU backend."""
+        ids = tuple(ids) if ids is not None else None
+        if ids is not None and not self.backend.is_gpu:
+            raise ValueError(f"GPU devices {','.join(map(str, ids))} were asked for, but this "
+                             f"run uses the CPU ({self.backend.describe()})")
+        if ids != self.gpu_devices:
+            self.gpu_devices, self._customizer = ids, None
+
+    def _device_backends(self) -> list:
+        """The Backends customization runs on: ``backend`` alone on the CPU, else one per
+        GPU of ``gpu_devices`` (the workspace's own for its device)."""
+        if not self.backend.is_gpu:
+            return [self.backend]
+        ids = self.gpu_devices or tuple(range(backends.device_count())) or (self.backend.device_id,)
+        return [self.backend if i == self.backend.device_id else backends.gpu_backend(i)
+                for i in ids]
 
     def customize(self, decoder, cancel=None, on_level=None, timed: bool = True):
         """Customize the overlay for ``decoder`` on this backend; becomes the metric
@@ -228,7 +249,8 @@ class Workspace:
         compilation."""
         customizer = self.customizer(cancel=cancel)
         if timed:
-            self.warm_once(("crp", id(customizer.overlay), self.backend.name),
+            self.warm_once(("crp", id(customizer.overlay), self.backend.name,
+                            tuple(d.device_id for d in customizer.devices)),
                            lambda: customizer.customize(decoder))
         metric = customizer.customize(decoder, cancel=cancel, on_level=on_level)
         self.cell_metric = metric

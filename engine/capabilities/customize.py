@@ -23,6 +23,7 @@ class Customized:
 
 
 def run(workspace, params: dict, ctx) -> Customized:
+    use_devices(workspace, params.get("devices"))
     use_partition_file(workspace, params)
     decoder = decoder_for(workspace, params)
     metric = workspace.customize(decoder, cancel=ctx.cancel, on_level=ctx.record)
@@ -40,10 +41,23 @@ def run(workspace, params: dict, ctx) -> Customized:
         return Customized(metric, route_error=str(e).strip("'\""))
 
 
+def use_devices(workspace, spec) -> None:
+    """The --devices parameter: CUDA ids such as "0,1" (engine.crp.customization.multi_gpu
+    splits customization over them); empty: every visible GPU. Refused on the CPU, or
+    naming a device this machine lacks, before any work."""
+    from engine.core.backend import device_count, parse_devices
+    if spec and not workspace.backend.is_gpu:
+        raise ValueError(f"--devices {spec}: this run customizes on the CPU "
+                         f"({workspace.backend.describe()}); --devices needs the GPU backend")
+    workspace.use_devices(parse_devices(spec, device_count() if spec else 0))
+
+
 def to_json(workspace, params: dict, answer: Customized) -> dict:
     metric = answer.metric
     overlay = metric.overlay
-    return {"decoder": metric.name, "unit": metric.unit, "backend": workspace.backend.describe(),
+    gpus = max((r.get("gpus", 1) for r in metric.timings), default=1)    # multi-GPU levels
+    backend = workspace.backend.describe() + (f" x {gpus} GPUs" if gpus > 1 else "")
+    return {"decoder": metric.name, "unit": metric.unit, "backend": backend,
             "decode_ms": round(metric.decode_ms, 3), "total_ms": round(metric.total_ms, 3),
             "levels": [dict(r, ms={k: round(v, 3) for k, v in r["ms"].items()})
                        for r in metric.timings],
@@ -68,6 +82,8 @@ def text(r: dict) -> str:
 CUSTOMIZE = register(Capability(
     name="customize", label="Customize (CRP)", help="cost the CRP overlay for a metric decoder",
     params=(PARTITION, DECODER, Param("out", str, None, "write the timing report here (JSON)",
-                                      file=True, output=True)),
+                                      file=True, output=True),
+            Param("devices", str, "", "GPUs to customize on: CUDA device ids such as 0,1 "
+                  "(the work is split over them; default: every visible GPU)")),
     run=run, to_json=to_json, to_text=text, record_text=level_text,
     order=70, menu="&Metric", menu_text="Show the metric &editor", shortcut="M", policy=QUEUE))

@@ -37,6 +37,7 @@ class Backend:
     xp: ModuleType            # numpy or cupy
     device_name: str          # e.g. "NVIDIA H100 80GB HBM3" or the CPU description
     device_memory: int = 0    # bytes of device memory, 0 on the CPU
+    device_id: int = 0        # the CUDA device (several GPUs: one Backend per device)
 
     @property
     def is_gpu(self) -> bool:
@@ -47,14 +48,25 @@ class Backend:
             return f"GPU: {self.device_name} ({self.device_memory / 2**30:.0f} GiB)"
         return f"CPU: {self.device_name}"
 
+    def active(self):
+        """A context in which this Backend's device is CUDA's current one: every
+        allocation, launch, event and stream of a second device's work happens inside
+        it (nothing to do on the CPU or on device 0 when it is current)."""
+        if not self.is_gpu:
+            from contextlib import nullcontext
+            return nullcontext()
+        return self.xp.cuda.Device(self.device_id)
+
     # ------------------------------------------------------------ kernels (GPU)
     def kernel(self, module: str, name: str, defines: tuple[str, ...] = (),
                cooperative: bool = False):
-        """Kernel ``name`` of ``engine/kernels/MODULE.cu``, looked up once per process."""
-        key = (module, tuple(defines), cooperative, name)
+        """Kernel ``name`` of ``engine/kernels/MODULE.cu``, looked up once per process
+        and device (a loaded module belongs to one device's context)."""
+        key = (module, tuple(defines), cooperative, name, self.device_id)
         function = _functions.get(key)
         if function is None:
-            function = load_module(module, defines, cooperative).get_function(name)
+            function = load_module(module, defines, cooperative,
+                                   self.device_id).get_function(name)
             _functions[key] = function
         return function
 
@@ -71,7 +83,7 @@ class Backend:
             grid = ((threads + block - 1) // block,)
         args = tuple(np.int64(a) if type(a) is int else a for a in args)   # not bools
         function = self.kernel(module, name, defines, cooperative)
-        key = (module, tuple(defines), cooperative, name)
+        key = (module, tuple(defines), cooperative, name, self.device_id)
         if shared_mem > _dynamic_shared.get(key, 0):
             # opt in: static and dynamic shared memory together may pass 48 KB
             function.max_dynamic_shared_size_bytes = shared_mem
@@ -88,14 +100,14 @@ class Backend:
         """Bytes of shared memory one block may use with opt-in (48 KB on the CPU)."""
         if not self.is_gpu:
             return 48 * 1024
-        return int(self.xp.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"])
+        return int(self.xp.cuda.Device(self.device_id).attributes["MaxSharedMemoryPerBlockOptin"])
 
     def cooperative_blocks(self, module: str, name: str, threads: int, per_sm: int,
                            defines: tuple[str, ...] = ()) -> int:
         """``per_sm`` blocks per SM, fewer if they could not all be resident at once
         (a cooperative launch, with its grid-wide barrier, requires it)."""
         function = self.kernel(module, name, defines, cooperative=True)
-        attributes = self.xp.cuda.Device().attributes
+        attributes = self.xp.cuda.Device(self.device_id).attributes
         regs = max(function.num_regs, 1)
         by_regs = attributes["MaxRegistersPerMultiprocessor"] // (regs * threads)
         by_threads = attributes["MaxThreadsPerMultiProcessor"] // threads
@@ -124,15 +136,17 @@ class Backend:
     def synchronize(self) -> None:
         """Wait until the device has finished the work queued so far."""
         if self.is_gpu:
-            self.xp.cuda.get_current_stream().synchronize()
+            with self.active():
+                self.xp.cuda.get_current_stream().synchronize()
 
     def mark(self):
         """A point in the work stream: a recorded CUDA event on the GPU (no wait),
         the wall clock on the CPU. ``elapsed_ms(start, end)`` reads two of them."""
         if not self.is_gpu:
             return time.perf_counter()
-        event = self.xp.cuda.Event()
-        event.record()
+        with self.active():
+            event = self.xp.cuda.Event()
+            event.record()
         return event
 
     def elapsed_ms(self, start, end) -> float:
@@ -140,6 +154,39 @@ class Backend:
             return (end - start) * 1000.0
         end.synchronize()
         return self.xp.cuda.get_elapsed_time(start, end)
+
+    def wait(self, event) -> None:
+        """Make this device's current stream wait (on the device, not the host) for
+        ``event``, a ``mark`` of any device: work queued after it starts once the
+        marked work, maybe another GPU's, is done."""
+        if self.is_gpu:
+            with self.active():
+                self.xp.cuda.get_current_stream().wait_event(event)
+
+    def copy_into(self, dst, src) -> None:
+        """Copy ``src`` into the contiguous ``dst`` (same size and dtype) on this
+        device's stream, with no host wait; ``src`` may live on another GPU (a peer
+        copy, staged by the driver where the GPUs have no peer access)."""
+        if dst.nbytes != src.nbytes:
+            raise ValueError(f"copy of {src.nbytes} bytes into {dst.nbytes}")
+        if not self.is_gpu:
+            dst[...] = src
+            return
+        with self.active():
+            dst.data.copy_from_device_async(src.data, src.nbytes)
+
+    def to_host_async(self, a, out: np.ndarray) -> None:
+        """Queue the copy of the contiguous device array ``a`` into ``out`` (pinned, from
+        ``host_empty``) on this device's stream; ``synchronize`` waits for it. Several
+        GPUs copy at once this way, each over its own link."""
+        if not hasattr(a, "get"):
+            out[...] = a
+            return
+        if out.nbytes != a.nbytes:
+            raise ValueError(f"copy of {a.nbytes} bytes into {out.nbytes}")
+        import ctypes
+        with self.active():
+            a.data.copy_to_host_async(ctypes.c_void_p(out.ctypes.data), a.nbytes)
 
     # ------------------------------------------------------------ host memory
     def host_empty(self, shape, dtype) -> np.ndarray:
@@ -216,24 +263,62 @@ def cpu_model() -> str:
     return re.sub(r"\s+", " ", re.sub(r"\((R|TM|tm|r)\)", "", name)).strip()
 
 
-def gpu_backend() -> Backend:
-    """CuPy on device 0; raises BackendError with the reason when it is unavailable."""
+def gpu_backend(device: int = 0) -> Backend:
+    """CuPy on CUDA device ``device``; raises BackendError with the reason when it is
+    unavailable (no CuPy, no device, or no device of that id)."""
     try:
         import cupy
     except Exception as e:  # ImportError, or a CUDA library that fails to load
         raise BackendError(f"CuPy is not available ({e.__class__.__name__}: {e}); "
                            "install the gpu extra: pip install '.[gpu]'") from None
     try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
+        count = cupy.cuda.runtime.getDeviceCount()
+        if count < 1:
             raise BackendError("no CUDA device found")
-        props = cupy.cuda.runtime.getDeviceProperties(0)
+        if not 0 <= device < count:
+            raise BackendError(f"there is no CUDA device {device}: this machine has {count} "
+                               f"(ids 0-{count - 1})")
+        props = cupy.cuda.runtime.getDeviceProperties(device)
         name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
         total = int(props["totalGlobalMem"])
     except BackendError:
         raise
     except Exception as e:
         raise BackendError(f"no usable CUDA device ({e})") from None
-    return Backend("gpu", cupy, name, total)
+    return Backend("gpu", cupy, name, total, device)
+
+
+def device_count() -> int:
+    """CUDA devices this process sees (CUDA_VISIBLE_DEVICES applies); 0 without CuPy."""
+    try:
+        import cupy
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:       # no CuPy, or a CUDA library that fails to load
+        return 0
+
+
+def parse_devices(spec, count: int, what: str = "--devices") -> tuple[int, ...] | None:
+    """CUDA device ids from "0,1,...", each once and below ``count`` (the devices this
+    machine has); None for "" or None (every visible device). ValueError, naming
+    ``what``, for anything else."""
+    if spec is None or not str(spec).strip():
+        return None
+    ids = []
+    for item in str(spec).split(","):
+        item = item.strip()
+        if not item.isdigit():
+            raise ValueError(f"{what} {spec}: {item!r} is not a CUDA device id (give ids such "
+                             f"as 0,1)")
+        ids.append(int(item))
+    if count < 1:
+        raise ValueError(f"{what} {spec}: this machine has no CUDA device")
+    for i in ids:
+        if i >= count:
+            raise ValueError(f"{what} {spec}: there is no CUDA device {i}; this machine has "
+                             f"{count} (ids 0-{count - 1})")
+    if len(set(ids)) < len(ids):
+        raise ValueError(f"{what} {spec}: a device is named twice")
+    return tuple(ids)
 
 
 def select(choice: str = "auto") -> Backend:
@@ -272,13 +357,15 @@ def kernel_source(name: str) -> str:
     return resources.files("engine.kernels").joinpath(f"{name}.cu").read_text()
 
 
-def load_module(name: str, defines: tuple[str, ...] = (), cooperative: bool = False):
-    """Compile ``engine/kernels/NAME.cu`` once per process (and per set of -D defines).
+def load_module(name: str, defines: tuple[str, ...] = (), cooperative: bool = False,
+                device: int = 0):
+    """Compile ``engine/kernels/NAME.cu`` once per process (and per set of -D defines)
+    and device: it is loaded into ``device``'s context.
 
     ``cooperative`` enables grid-wide barriers (cooperative launch). CuPy also caches
-    the compiled binary on disk, so a later process only links it.
+    the compiled binary on disk, so a later process or device only links it.
     """
-    key = (name, tuple(defines), cooperative)
+    key = (name, tuple(defines), cooperative, device)
     if key not in _modules:
         import cupy
         from importlib import resources
@@ -286,6 +373,7 @@ def load_module(name: str, defines: tuple[str, ...] = (), cooperative: bool = Fa
         options = ("--std=c++17", f"-I{include}") + tuple(f"-D{d}" for d in defines)
         module = cupy.RawModule(code=kernel_source(name), options=options,
                                 enable_cooperative_groups=cooperative)
-        module.compile()
+        with cupy.cuda.Device(device):
+            module.compile()
         _modules[key] = module
     return _modules[key]

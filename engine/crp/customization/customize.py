@@ -7,8 +7,9 @@ cells are costed bottom-up: level 0 on the turns inside each cell, level l on th
 shortcut matrices of level l-1. On the CPU level 0 runs microinstructions
 (engine.crp.customization.microcode) and the levels above a Dijkstra per entry (Numba,
 cells in parallel: engine.crp.customization.cpu); on the GPU
-engine.crp.customization.gpu runs the paper's kernels. Both give identical shortcut
-costs (integers; the minimum is unique).
+engine.crp.customization.gpu runs the paper's kernels, and on several GPUs
+engine.crp.customization.multi_gpu splits them by cell ranges. All give identical
+shortcut costs (integers; the minimum is unique).
 
 This module is the top of customization: it picks the CPU twin or the GPU customizer,
 and nothing below imports it. The Overlay stays topology only: the decoder's uploaded
@@ -37,13 +38,30 @@ class Customizer:
     attributes and turns on the backend), ``microcode`` (level 0's instructions),
     ``gpu`` (engine.crp.customization.gpu.GpuCustomizer: the device layout, with
     ``level_variants`` and ``gpu_options``) and ``query_space`` (the query's numbering,
-    shared with the CrpQuery on this overlay). ``device_shortcuts``: the last GPU run's
-    S_l on the device (None on the CPU); they never leave the engine."""
+    shared with the CrpQuery on this overlay). ``device_shortcuts``: the last one-GPU
+    run's S_l on the device (None on the CPU and on several GPUs); they never leave
+    the engine.
 
-    def __init__(self, overlay, backend=None, level_variants=None, **gpu_options) -> None:
+    ``devices``: several GPU Backends (engine.core.backend.gpu_backend(i)) to split
+    the work over (engine.crp.customization.multi_gpu); the first, the main GPU, is
+    then ``backend``. Each decodes the metric; the results equal one GPU's.
+    ``split_level``: the level whose cells are split (None: chosen by estimated work)."""
+
+    def __init__(self, overlay, backend=None, level_variants=None, *, devices=None,
+                 split_level: int | None = None, **gpu_options) -> None:
         self.overlay = overlay
+        self.devices = tuple(devices) if devices and len(devices) > 1 else ()
+        if self.devices:
+            if backend is not None and backend != self.devices[0]:
+                raise ValueError("the backend of a multi-GPU customization is its first device")
+            if any(not d.is_gpu for d in self.devices):
+                raise ValueError("multi-GPU customization needs GPU backends")
+            backend = self.devices[0]
+        elif devices:
+            backend = devices[0] if backend is None else backend
         self.backend = backend if backend is not None else cpu_backend()
         self.level_variants, self.gpu_options = level_variants, gpu_options
+        self.split_level = split_level
         self.device_shortcuts: list | None = None
 
     @property
@@ -61,8 +79,25 @@ class Customizer:
                             self.backend if self.on_gpu else None)
 
     @cached_property
+    def device_inputs(self) -> list[DecodeInputs]:
+        """The decoder's inputs on every GPU of a multi-GPU customization (the main
+        GPU's are ``inputs``; a device named twice shares them)."""
+        made = {self.backend.device_id: self.inputs}
+        for b in self.devices:
+            if b.device_id not in made:
+                with b.active():
+                    made[b.device_id] = DecodeInputs(self.overlay.graph, self.overlay.turns, b)
+        return [made[b.device_id] for b in self.devices]
+
+    @cached_property
     def gpu(self):
-        """The GPU customizer (uploads the device layout when first asked)."""
+        """The GPU customizer (uploads the device layout when first asked): one GPU's,
+        or the multi-GPU one when there are ``devices``."""
+        if self.devices:
+            from engine.crp.customization.multi_gpu import MultiGpuCustomizer
+            return MultiGpuCustomizer(self.overlay, self.devices, self.level_variants,
+                                      self.split_level, microcode=self.microcode,
+                                      **self.gpu_options)
         from engine.crp.customization.gpu import GpuCustomizer
         return GpuCustomizer(self.overlay, self.backend, self.level_variants,
                              microcode=self.microcode, **self.gpu_options)
@@ -89,7 +124,8 @@ class Customizer:
         unit = _unit(self.overlay.graph, decoder)
         try:
             if self.on_gpu:
-                metric = self._customize_gpu(decoder, unit, cancel, on_level)
+                with self.backend.active():
+                    metric = self._customize_gpu(decoder, unit, cancel, on_level)
             else:
                 t0 = time.perf_counter()
                 costs = self.inputs.decode(decoder)
@@ -108,9 +144,12 @@ class Customizer:
                         cancel=None, on_level=None) -> CellMetric:
         """Cost every cell from given arc costs and turn weights (int32; on the GPU they
         may be device arrays)."""
-        run = self._costs_gpu if self.on_gpu else self._costs_cpu
-        return run(arc_cost, turn_weight, name=name, unit=unit, cancel=cancel,
-                   on_level=on_level)
+        if not self.on_gpu:
+            return self._costs_cpu(arc_cost, turn_weight, name=name, unit=unit, cancel=cancel,
+                                   on_level=on_level)
+        with self.backend.active():
+            return self._costs_gpu(arc_cost, turn_weight, name=name, unit=unit, cancel=cancel,
+                                   on_level=on_level)
 
     def _costs_cpu(self, arc_cost, turn_weight, *, name, unit, cancel, on_level) -> CellMetric:
         arc_cost = np.ascontiguousarray(arc_cost, dtype=np.int32)
@@ -156,8 +195,12 @@ class Customizer:
         start = backend.mark()
         costs = inputs.decode(decoder, check=False)
         end = backend.mark()
+        turn_weight = costs.turn_weight
+        if self.devices:              # every GPU decodes for itself, at the same time
+            turn_weight = [costs.turn_weight] + [
+                _decoded(b, i, decoder) for b, i in zip(self.devices[1:], self.device_inputs[1:])]
         try:
-            metric = self._costs_gpu(costs.arc_cost, costs.turn_weight, name=decoder.name,
+            metric = self._costs_gpu(costs.arc_cost, turn_weight, name=decoder.name,
                                      unit=unit, cancel=cancel, on_level=on_level)
         except (CostOverflow, RuntimeError):
             check_costs(costs, inputs)       # error codes as costs: that is the real error
@@ -175,8 +218,13 @@ class Customizer:
         if cancel is not None:
             cancel.check()
         t_all = time.perf_counter()
-        self.device_shortcuts, records = self.gpu.run(turn_weight)
-        self.backend.synchronize()
+        if self.devices:
+            self.device_shortcuts, records = None, self.gpu.run(turn_weight)
+            self.gpu.synchronize()
+            turn_weight = turn_weight[0] if isinstance(turn_weight, list) else turn_weight
+        else:
+            self.device_shortcuts, records = self.gpu.run(turn_weight)
+            self.backend.synchronize()
         run_ms = (time.perf_counter() - t_all) * 1000
         metric = self._host_metric(arc_cost, turn_weight, records)
         metric.name, metric.unit = name, unit
@@ -197,8 +245,12 @@ class Customizer:
         flat = xp.concatenate(device) if device else xp.zeros(0, xp.int32)
         host = [backend.to_host(xp.ascontiguousarray(xp.asarray(a, dtype=xp.int32)), pinned=True)
                 for a in (arc_cost, turn_weight, turn_weight[self._device_turn_order], flat)]
-        ends = np.cumsum([s.size for s in device])
-        shortcuts = np.split(host[3], ends[:-1]) if device else []
+        sizes = [t.num_shortcuts for t in self.overlay.levels]
+        if self.devices:             # each GPU copies its parts straight into one array
+            host[3] = backend.host_empty(sum(sizes), np.int32)
+            self.gpu.copy_to_host(host[3])
+        ends = np.cumsum(sizes)
+        shortcuts = np.split(host[3], ends[:-1]) if sizes else []
         return CellMetric(self.overlay, "", host[0], host[1], shortcuts, records, backend="gpu",
                           flat_shortcuts=host[3], turn_weight_q=host[2])
 
@@ -214,6 +266,12 @@ def customize_costs(overlay, arc_cost, turn_weight, *, name: str = "", unit: str
     """Cost every cell from given arc costs and turn weights on the CPU."""
     return Customizer(overlay).customize_costs(arc_cost, turn_weight, name=name, unit=unit,
                                                cancel=cancel, on_level=on_level)
+
+
+def _decoded(backend, inputs, decoder):
+    """``decoder``'s turn weights decoded on another GPU (no wait: checked on the main)."""
+    with backend.active():
+        return inputs.decode(decoder, check=False).turn_weight
 
 
 def _unit(graph, decoder) -> str:

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from engine.crp.customization import layout
-from engine.crp.customization.cell_metric import CostOverflow
+from engine.crp.customization.issue import check_overflow, issue_levels
 from engine.crp.customization.microcode import compile_microcode
 from engine.crp.customization.microcode_gpu import DeviceMicrocode, run_microcode_gpu
 
@@ -227,7 +227,7 @@ class MinplusLevel(LevelVariant):
             raise DoesNotFit("min-plus products cost the levels above 0")
         super().__init__(backend, topo, reverse, options)
         xp, t = backend.xp, topo
-        lay = layout.minplus_layout(overlay, t.level)
+        lay = _minplus_layout(overlay, t.level)
         per_slot = 7 * lay.max_slots + 1
         most = min(options.get("minplus_shared_ints", MINPLUS_SHARED_INTS),
                    backend.shared_memory_per_block() // 4 - 16)
@@ -299,14 +299,8 @@ class GpuCustomizer:
     def __init__(self, overlay, backend, level_variants=None, **options) -> None:
         self.overlay, self.backend = overlay, backend
         self.num_turns = overlay.turns.num_turns
-        self.levels: list[LevelVariant] = []
-        for topo in overlay.levels:
-            name = _variant_name(level_variants, topo)
-            try:
-                reverse = _reverse(topo) if VARIANTS[name].needs_edges else None
-                self.levels.append(VARIANTS[name](backend, topo, reverse, options, overlay))
-            except DoesNotFit:
-                self.levels.append(GlobalLevel(backend, topo, _reverse(topo), options))
+        with backend.active():
+            self.levels = build_levels(backend, overlay.levels, level_variants, options, overlay)
 
     @property
     def variants(self) -> list[str]:
@@ -316,29 +310,37 @@ class GpuCustomizer:
         """(S_l device arrays, per-level records); CostOverflow names the lowest level
         with a path cost of 2^31 or more."""
         b, xp = self.backend, self.backend.xp
-        weights = xp.asarray(turn_weight, dtype=xp.int32)
-        if weights.shape != (self.num_turns,):
-            raise ValueError(f"turn weights: {weights.shape} for {self.num_turns} turns")
-        stats = xp.zeros((len(self.levels), 3), dtype=xp.int32)
-        shortcuts, marks, infos = [], [], []
-        for i, lv in enumerate(self.levels):
-            S = xp.empty(lv.topo.num_shortcuts, dtype=xp.int32)
-            m0 = b.mark()
-            lv.map_costs(weights)
-            m1 = b.mark()
-            infos.append(lv.search(S, stats[i]))
-            m2 = b.mark()
-            lv.collect(S)
-            marks.append((m0, m1, m2, b.mark()))
-            shortcuts.append(S)
-            weights = S
-        flags = b.to_host(stats)
-        records = [_record(lv, b, m, info, int(flags[i, 1]))
-                   for i, (lv, m, info) in enumerate(zip(self.levels, marks, infos))]
-        for i, lv in enumerate(self.levels):
-            if flags[i, 0]:
-                raise CostOverflow.at_level(lv.topo.level)
-        return shortcuts, records
+        with b.active():
+            weights = xp.asarray(turn_weight, dtype=xp.int32)
+            if weights.shape != (self.num_turns,):
+                raise ValueError(f"turn weights: {weights.shape} for {self.num_turns} turns")
+            issued = issue_levels(b, self.levels, weights)
+            flags = b.to_host(issued.stats)
+        records = issued.records(flags)
+        check_overflow(self.levels, flags)
+        return issued.shortcuts, records
+
+
+def build_levels(backend, topos, level_variants, options: dict, source) -> list[LevelVariant]:
+    """The level variant of each of ``topos`` on ``backend`` (its device current);
+    ``source`` is what they read as the overlay (the whole overlay, or one GPU's range
+    of it: engine.crp.customization.cell_ranges.RangeView). A level that does not fit
+    its variant runs global."""
+    levels: list[LevelVariant] = []
+    for topo in topos:
+        name = _variant_name(level_variants, topo)
+        try:
+            reverse = _reverse(topo) if VARIANTS[name].needs_edges else None
+            levels.append(VARIANTS[name](backend, topo, reverse, options, source))
+        except DoesNotFit:
+            levels.append(GlobalLevel(backend, topo, _reverse(topo), options))
+    return levels
+
+
+def _minplus_layout(source, level: int) -> layout.MinplusLayout:
+    """The min-plus layout of ``level``: a range's own (RangeView), or the overlay's."""
+    own = getattr(source, "minplus_layout", None)
+    return own(level) if own is not None else layout.minplus_layout(source, level)
 
 
 def _reverse(topo) -> layout.ReverseCsr:
@@ -359,12 +361,3 @@ def _variant_name(level_variants, topo) -> str:
         raise ValueError(f"unknown customization variant {name!r} for level {topo.level}; "
                          f"choose one of {', '.join(VARIANTS)}")
     return name
-
-
-def _record(lv, b, marks, info, rounds) -> dict:
-    m0, m1, m2, m3 = marks
-    t, extra = lv.topo, {k: v for k, v in info.items() if k != "rounds"}
-    return {"level": t.level, "cells": t.num_cells, "shortcuts": t.num_shortcuts,
-            "variant": lv.name, "rounds": rounds, **extra,
-            "ms": {"mapping": b.elapsed_ms(m0, m1), "search": b.elapsed_ms(m1, m2),
-                   "collection": b.elapsed_ms(m2, m3)}}

@@ -1,0 +1,172 @@
+"""Multi-GPU CRP customization's bookkeeping on the CPU (no GPU needed): the split plan
+(engine.crp.customization.cell_ranges) covers every cell once, keeps the nesting and
+balances the work; every range's slice of a level, of level 0's microcode and of a
+min-plus layout, costed by the CPU twins, gives exactly that range's part of the whole
+level's S; the --devices parameter is parsed and refused with clear messages.
+
+The GPU runs themselves (multi-GPU == one GPU, bit for bit) are tests/gpu/test_crp_multi_gpu.py."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.core.backend import cpu_backend, parse_devices
+from engine.crp.customization import cell_ranges as cr
+from engine.crp.customization.cpu import customize_cells
+from engine.crp.customization.customize import Customizer, customize_costs
+from engine.crp.customization.microcode import compile_microcode, run_microcode_cpu
+from engine.crp.partition.overlay import Overlay
+from tests.engine.test_crp_customize_layout import _minplus_rounds
+from tests.strategies import random_turn_weights
+
+
+@pytest.fixture(scope="module")
+def overlay():
+    """The generated 20,000-node network (seed 5) on the saved gen20k-s5 partition."""
+    from engine.generate.network import generate_road_network
+    from tests.gpu.crp_partitions import partition_for
+    g = generate_road_network(20_000, seed=5)
+    return Overlay(g, partition_for(g, "gen20k-s5"))
+
+
+@pytest.fixture(scope="module")
+def reference(overlay):
+    tw = random_turn_weights(overlay, seed=3, forbidden=0.05)
+    return tw, customize_costs(overlay, overlay.graph.metric(None), tw)
+
+
+# ------------------------------------------------------------------ the split plan
+def test_balanced_cuts():
+    assert cr.balanced_cuts(np.ones(10), 2).tolist() == [0, 5, 10]
+    assert cr.balanced_cuts(np.ones(10), 3).tolist() == [0, 3, 7, 10]
+    assert cr.balanced_cuts(np.array([1, 1, 10, 1]), 2).tolist() == [0, 2, 4]
+    assert cr.balanced_cuts(np.zeros(4), 2).tolist()[::2] == [0, 4]
+    cuts = cr.balanced_cuts(np.ones(2), 5)                  # more parts than cells
+    assert cuts[0] == 0 and cuts[-1] == 2 and np.all(np.diff(cuts) >= 0)
+    with pytest.raises(ValueError):
+        cr.balanced_cuts(np.ones(3), 0)
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 5])
+def test_plan_covers_every_cell_once_and_keeps_the_nesting(overlay, parts):
+    parents = cr.parent_cells(overlay)
+    for split in [None, *range(overlay.num_levels)]:
+        plan = cr.plan_split(overlay, parts, split)
+        assert plan.parts == parts and len(plan.cuts) == plan.split_level + 1
+        if split is not None:
+            assert plan.split_level == split
+        for level, cuts in enumerate(plan.cuts):
+            assert cuts[0] == 0 and cuts[-1] == overlay.levels[level].num_cells
+            assert np.all(np.diff(cuts) >= 0)
+            anc = cr.ancestors(overlay, parents, level, plan.split_level)
+            for d in range(parts):
+                lo, hi = plan.cells(level, d)
+                top_lo, top_hi = plan.cells(plan.split_level, d)
+                assert np.all((anc[lo:hi] >= top_lo) & (anc[lo:hi] < top_hi))
+
+
+def test_plan_balances_the_work(overlay):
+    plan = cr.plan_split(overlay, 2, 0)            # 640 small cells: an even split
+    assert plan.work.max() <= 1.02 * plan.work.sum() / 2
+    chosen = cr.plan_split(overlay, 2)
+    cost = chosen.work.max() + chosen.top_work
+    for split in range(overlay.num_levels):        # the chosen split is the cheapest estimate
+        p = cr.plan_split(overlay, 2, split)
+        assert cost <= p.work.max() + p.top_work
+    with pytest.raises(ValueError, match="levels 0-2"):
+        cr.plan_split(overlay, 2, 3)
+
+
+def test_unnested_numbering_is_refused(overlay):
+    from types import SimpleNamespace
+    cell_of = np.array(overlay.cell_of)
+    cell_of[1] = cell_of[1].max() - cell_of[1]             # parents numbered backwards
+    with pytest.raises(ValueError, match="not numbered in the order of their parents"):
+        cr.parent_cells(SimpleNamespace(cell_of=cell_of, levels=overlay.levels))
+
+
+# ------------------------------------------------------------------ the slices
+@pytest.mark.parametrize("parts", [1, 2, 3])
+def test_every_range_costs_its_part_of_the_whole(overlay, reference, parts):
+    """Each part's levels 0..split, costed alone from its own S of the level below,
+    equal the whole customization's entries at the part's offsets."""
+    tw, ref = reference
+    mc = compile_microcode(overlay, 0)
+    for split in range(overlay.num_levels):
+        plan = cr.plan_split(overlay, parts, split)
+        for d in range(parts):
+            view = cr.RangeView(overlay, plan, d)
+            below = run_microcode_cpu(cr.slice_microcode(mc, *plan.cells(0, d)), tw)
+            _assert_part(ref, view, 0, below)
+            for level in range(1, split + 1):
+                t = view.levels[level]
+                s = np.empty(t.num_shortcuts, dtype=np.int32)
+                assert not customize_cells(t.vertex_first, t.entry_first, t.exit_first,
+                                           t.edge_first, t.edge_to, t.edge_weight, below,
+                                           t.clique_first, s)
+                minplus, overflow = _minplus_rounds(view, level, view.minplus_layout(level), below)
+                assert not overflow and np.array_equal(minplus, s)
+                _assert_part(ref, view, level, s)
+                below = s
+
+
+def _assert_part(ref, view, level, s):
+    first = view.shortcut_first[level]
+    assert np.array_equal(s, ref.shortcuts[level][first:first + s.size]), level
+    lo, hi = view.plan.cells(level, view.part)
+    whole = view.overlay.levels[level]
+    assert s.size == whole.clique_first[hi] - whole.clique_first[lo]
+
+
+def test_sliced_microcode_keeps_dtypes_and_instructions(overlay):
+    mc = compile_microcode(overlay, 0)
+    part = cr.slice_microcode(mc, 100, 300)
+    for name in ("instr_first", "instr_a", "edge_first", "edge_weight", "clique_first",
+                 "collect_slot", "num_slots"):
+        assert getattr(part, name).dtype == getattr(mc, name).dtype, name
+    assert part.num_cells == 200 and part.instr_first[0] == 0
+    assert part.num_instructions == mc.instr_first[300] - mc.instr_first[100]
+    assert part.num_shortcuts == mc.clique_first[300] - mc.clique_first[100]
+
+
+def test_a_range_that_leaves_its_subcells_is_refused(overlay):
+    from engine.crp.customization.layout import minplus_layout
+    lay = minplus_layout(overlay, 1)
+    with pytest.raises(ValueError, match="subcell outside"):
+        cr.slice_minplus(lay, overlay.levels[1], overlay.levels[0], 0, 40, 0, 10)
+
+
+# ------------------------------------------------------------------ devices
+def test_parse_devices():
+    assert parse_devices("", 2) is None and parse_devices(None, 0) is None
+    assert parse_devices("0,1", 2) == (0, 1) and parse_devices(" 1 , 0", 2) == (1, 0)
+    with pytest.raises(ValueError, match="no CUDA device 3; this machine has 2 .ids 0-1."):
+        parse_devices("0,3", 2)
+    with pytest.raises(ValueError, match="named twice"):
+        parse_devices("1,1", 2)
+    with pytest.raises(ValueError, match="'x' is not a CUDA device id"):
+        parse_devices("0,x", 2)
+    with pytest.raises(ValueError, match="'-1' is not"):
+        parse_devices("-1", 2)
+    with pytest.raises(ValueError, match="has no CUDA device"):
+        parse_devices("0", 0)
+
+
+def test_devices_on_the_cpu_are_refused(overlay):
+    from engine.capabilities.customize import use_devices
+    from engine.workspace import Workspace
+    ws = Workspace(overlay.graph, cpu_backend())
+    with pytest.raises(ValueError, match="--devices 0,1: this run customizes on the CPU"):
+        use_devices(ws, "0,1")
+    with pytest.raises(ValueError, match="uses the CPU"):
+        ws.use_devices((0,))
+    use_devices(ws, "")                               # the default: nothing to refuse
+    assert ws.gpu_devices is None and ws._device_backends() == [ws.backend]
+    with pytest.raises(ValueError, match="needs GPU backends"):
+        Customizer(overlay, devices=[cpu_backend(), cpu_backend()])
+
+
+def test_customize_capability_has_a_devices_flag():
+    from engine.capabilities import get
+    p = get("customize").param("devices")
+    assert p.cli_flag == "--devices" and p.default == "" and p.type is str

@@ -7,3 +7,5 @@ from benchmarks import ch, crp, csp, draw, isochrone, live, load, proof, route, 
 SECTIONS = {}
 for _module in (load, startup, sssp, ch, draw, route, turns, proof, isochrone, crp, live, csp):
     SECTIONS.update(_module.SECTIONS)
+from benchmarks import crp_multi_gpu  # noqa: E402  (issue #37: CRP customization on several GPUs)
+SECTIONS.update(crp_multi_gpu.SECTIONS)

@@ -18,8 +18,9 @@ class Issued:
         self.stats, self.marks, self.infos = stats, marks, infos
 
     def records(self, flags) -> list[dict]:
-        return [_record(lv, self.backend, m, info, int(flags[i, 1]))
-                for i, (lv, m, info) in enumerate(zip(self.levels, self.marks, self.infos))]
+        with self.backend.active():          # the events are this device's
+            return [_record(lv, self.backend, m, info, int(flags[i, 1]))
+                    for i, (lv, m, info) in enumerate(zip(self.levels, self.marks, self.infos))]
 
 
 def issue_levels(backend, levels, weights) -> Issued:

@@ -53,7 +53,8 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
         sp = sub.add_parser(cap.name, help=cap.help, description=cap.help)
         if only is not None and cap.name != only:
             continue
-        sp.add_argument("files", nargs="+", help="the files it opens (see above)" if cap.opens_files
+        sp.add_argument("files", nargs="*" if cap.opens_files else "+",
+                        help="the files it opens (see above)" if cap.opens_files
                         else "graph files (DIMACS .gr/.co, OSM, cache)")
         for param in cap.params:
             if param.cli:
@@ -146,6 +147,7 @@ def run_capability(cap, args) -> dict:
     params = parameters(cap, args)
     siblings = not getattr(args, "no_siblings", False)
     if cap.opens_files:              # it reads its files itself (engine/capabilities/check.py)
+        cap.check_outputs(params, input_files(args.files, siblings))
         params.update(files=list(args.files), siblings=siblings)
         return cap.to_json(None, params, cap.run(None, params, JobContext()))
     inputs = input_files(args.files, siblings)

@@ -33,6 +33,8 @@ CHECKS = {
 def check(workspace, params: dict, ctx) -> dict:
     """The files of ``params["files"]`` (the command line), else what ``workspace`` holds."""
     files = [Path(f) for f in params.get("files") or ()]
+    if not files and workspace is None:       # the command line with no file named
+        raise LoadError(None, "no file given: routelab check FILE...")
     if not files:
         return {"checked": _loaded(workspace)}
     own = [f for f in files if f.suffix.lower() in WHAT]

@@ -149,13 +149,16 @@ def _way_tags(graph: RoadGraph, arcs: np.ndarray) -> tuple[np.ndarray, tuple[byt
     """(code per street, tag text per code): the few distinct tag sets of a block."""
     a = graph.arc_attrs
     cls = a["road_class"][arcs].astype(np.int64)
-    speed = np.rint(a["speed_kmh"][arcs]).astype(np.int64)
+    speed = np.clip(np.rint(a["speed_kmh"][arcs]), 1, 2**15 - 1).astype(np.int64)
     oneway = a["oneway"][arcs].astype(bool)
-    lanes = a["lanes"][arcs].astype(np.int64) * np.where(oneway, 1, 2)
+    lanes = np.clip(a["lanes"][arcs].astype(np.int64), 0, 127) * np.where(oneway, 1, 2)
     toll = a["toll"][arcs].astype(np.int64) if "toll" in a else np.zeros(arcs.size, np.int64)
-    key = np.stack([cls, speed, lanes, oneway, toll], axis=1)
-    unique, codes = np.unique(key, axis=0, return_inverse=True)
-    return codes.reshape(-1), tuple(_tag_text(*row) for row in unique.tolist())
+    # one integer key per tag set (np.unique over rows sorts far slower than over ints)
+    key = (((cls * 2**15 + speed) * 2**8 + lanes) * 2 + oneway) * 2 + toll
+    unique, codes = np.unique(key, return_inverse=True)
+    sets = [(k >> 25, k >> 10 & 2**15 - 1, k >> 2 & 255, k >> 1 & 1, k & 1)
+            for k in unique.tolist()]
+    return codes.reshape(-1), tuple(_tag_text(*tags) for tags in sets)
 
 
 def _tag_text(cls: int, speed: int, lanes: int, oneway: int, toll: int) -> bytes:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -62,13 +63,18 @@ def _check_gr_counts(path: Path, n: int, m: int, line: int) -> None:
 
 
 def parse_gr(path: Path, cancel: CancelToken = NEVER_CANCELLED):
-    """Parse a ``.gr`` file: returns (num_nodes, tail, head, weight) with 0-based ids."""
+    """Parse a ``.gr`` file: returns (num_nodes, tail, head, weight) with 0-based ids.
+
+    The arrays are allocated once from the problem line's count (checked against the
+    file and the budget first) and filled block by block: no list of blocks joined at
+    the end, which would hold every arc twice at the peak."""
     size: dict = {}
-    tails, heads, weights = [], [], []
+    out: list[np.ndarray] = []
 
     def on_problem(lines, index, words):
         size["n"], size["m"] = problem_numbers(lines, index, words, ["sp"], 2)
         _check_gr_counts(path, size["n"], size["m"], lines.number(index))
+        out.extend(np.empty(size["m"], np.int32) for _ in range(3))
 
     def on_block(lines, rec_lines, recs):
         n, m = size["n"], size["m"]
@@ -81,17 +87,18 @@ def parse_gr(path: Path, cancel: CancelToken = NEVER_CANCELLED):
                    f"node id out of range 1..{n}")
         _first_bad(lines, rec_lines, recs[:, 2] < 0, "negative weight")
         _first_bad(lines, rec_lines, recs[:, 2] > INT32_MAX, "weight above 2^31-1")
-        tails.append((recs[:, 0] - 1).astype(np.int32))
-        heads.append((recs[:, 1] - 1).astype(np.int32))
-        weights.append(recs[:, 2].astype(np.int32))
+        at = slice(stream.count - recs.shape[0], stream.count)
+        np.subtract(recs[:, 0], 1, out=out[0][at], casting="unsafe")
+        np.subtract(recs[:, 1], 1, out=out[1][at], casting="unsafe")
+        out[2][at] = recs[:, 2]
 
     stream = RecordStream(path, "a", "p sp", 3, True, on_problem, on_block)
     stream.run(cancel)
     if stream.count != size["m"]:
         raise LoadError(path, f"the problem line announces {size['m']} arcs, "
                               f"the file has {stream.count}", line=stream.p_line)
-    join = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.int32))
-    return size["n"], join(tails), join(heads), join(weights)
+    tail, head, weight = out
+    return size["n"], tail, head, weight
 
 
 def _first_bad(lines, rec_lines, bad: np.ndarray, reason: str) -> None:
@@ -101,8 +108,11 @@ def _first_bad(lines, rec_lines, bad: np.ndarray, reason: str) -> None:
 
 
 def parse_co(path: Path, num_nodes: int, cancel: CancelToken = NEVER_CANCELLED):
-    """Parse a ``.co`` file for a graph of ``num_nodes``: returns (lon, lat) in degrees."""
-    ids, lon, lat = [], [], []
+    """Parse a ``.co`` file for a graph of ``num_nodes``: returns (lon, lat) in degrees.
+    Each block goes straight to its nodes' places; a node that gets no line or two is
+    found by counting."""
+    out_lon, out_lat = np.empty(num_nodes), np.empty(num_nodes)
+    seen = np.zeros(num_nodes, np.int32)
 
     def on_problem(lines, index, words):
         (n,) = problem_numbers(lines, index, words, ["aux", "sp", "co"], 1)
@@ -119,25 +129,20 @@ def parse_co(path: Path, num_nodes: int, cancel: CancelToken = NEVER_CANCELLED):
         _first_bad(lines, rec_lines, (np.abs(recs[:, 1]) > 180_000_000) |
                    (np.abs(recs[:, 2]) > 90_000_000),
                    "coordinates outside lon -180..180 / lat -90..90 (expected micro-degrees)")
-        ids.append((recs[:, 0] - 1).astype(np.int32))
-        lon.append(recs[:, 1].astype(np.int32))
-        lat.append(recs[:, 2].astype(np.int32))
+        node = recs[:, 0] - 1
+        np.add.at(seen, node, 1)
+        out_lon[node] = recs[:, 1] / 1e6
+        out_lat[node] = recs[:, 2] / 1e6
 
     stream = RecordStream(path, "v", "p aux sp co", 3, True, on_problem, on_block)
     stream.run(cancel)
     if stream.count != num_nodes:
         raise LoadError(path, f"the problem line announces {num_nodes} nodes, "
                               f"the file has {stream.count} 'v' lines", line=stream.p_line)
-    node = np.concatenate(ids) if ids else np.zeros(0, np.int32)
-    seen = np.bincount(node, minlength=num_nodes)
     if np.any(seen != 1):
         k = int(np.argmax(seen != 1))
         raise LoadError(path, f"node {k + 1} has {int(seen[k])} coordinate lines "
                               "(expected exactly one)")
-    out_lon, out_lat = np.empty(num_nodes), np.empty(num_nodes)
-    if node.size:
-        out_lon[node] = np.concatenate(lon) / 1e6
-        out_lat[node] = np.concatenate(lat) / 1e6
     return out_lon, out_lat
 
 
@@ -257,5 +262,24 @@ def _finish(first: Path, n, tail, head, metrics, cos, extra_co, used, progress, 
             lon=lon, lat=lat, source=" + ".join(used))
     except GraphError as e:
         raise LoadError(first, str(e)) from None
-    graph.metric_units.update(infer_units(graph))     # DIMACS files do not say
+    graph.metric_units.update(infer_units(_unit_sample(graph)))    # DIMACS files do not say
     return graph
+
+
+UNIT_SAMPLE_ARCS = 1 << 21
+
+
+def _unit_sample(graph: RoadGraph):
+    """What infer_units reads of ``graph``, with at most UNIT_SAMPLE_ARCS arcs evenly
+    spread over it: the units come from medians and percentiles of arc costs per metre,
+    which a few million arcs settle as well as 61 M do (whose float temporaries would
+    take about 5 GB and half a minute). Graphs up to that size use every arc."""
+    if graph.num_arcs <= UNIT_SAMPLE_ARCS:
+        return graph
+    arcs = np.linspace(0, graph.num_arcs - 1, UNIT_SAMPLE_ARCS).astype(np.int64)
+    tail = np.searchsorted(graph.first_out, arcs, side="right") - 1
+    return SimpleNamespace(
+        has_coordinates=graph.has_coordinates, num_arcs=arcs.size, lon=graph.lon,
+        lat=graph.lat, tail=tail, head=graph.head[arcs],
+        metrics={k: w[arcs] for k, w in graph.metrics.items()},
+        metric_units=graph.metric_units)

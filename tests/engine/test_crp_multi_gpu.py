@@ -2,7 +2,9 @@
 (engine.crp.customization.cell_ranges) covers every cell once, keeps the nesting and
 balances the work; every range's slice of a level, of level 0's microcode and of a
 min-plus layout, costed by the CPU twins, gives exactly that range's part of the whole
-level's S; the --devices parameter is parsed and refused with clear messages.
+level's S; the whole flow (each part's levels, the gather, the levels above, the
+copies to the host, overflow) on host stand-ins for the GPUs running the CPU twins;
+the --devices parameter is parsed and refused with clear messages.
 
 The GPU runs themselves (multi-GPU == one GPU, bit for bit) are tests/gpu/test_crp_multi_gpu.py."""
 from __future__ import annotations
@@ -170,3 +172,129 @@ def test_customize_capability_has_a_devices_flag():
     from engine.capabilities import get
     p = get("customize").param("devices")
     assert p.cli_flag == "--devices" and p.default == "" and p.type is str
+
+
+# ------------------------------------------------------------------ the flow, on the host
+class _HostGpu:
+    """A stand-in "GPU" on NumPy for the multi-GPU flow (issue, gather, records, copies
+    to the host, overflow): every device call the flow makes, done at once on the host."""
+
+    def __new__(cls, device_id):
+        from dataclasses import dataclass
+
+        from engine.core.backend import Backend
+
+        @dataclass(frozen=True)
+        class HostGpu(Backend):
+            def active(self):
+                from contextlib import nullcontext
+                return nullcontext()
+
+            def mark(self):
+                return 0.0
+
+            def elapsed_ms(self, start, end):
+                return 0.0
+
+            def synchronize(self):
+                pass
+
+            def wait(self, event):
+                pass
+
+            def copy_into(self, dst, src):
+                assert dst.shape == src.shape and dst.dtype == src.dtype
+                dst[...] = src
+
+            def to_host_async(self, a, out):
+                assert out.shape == a.shape
+                out[...] = a
+
+            def host_empty(self, shape, dtype):
+                return np.full(shape, -7, dtype=dtype)          # unwritten entries show
+
+        return HostGpu("gpu", np, f"host {device_id}", 0, device_id)
+
+
+class _TwinLevel:
+    """A level variant that runs the CPU twins on its (sliced) topology: microcode for
+    level 0, the Dijkstra above; stats as the kernels set them."""
+    name, needs_edges = "twin", False
+
+    def __init__(self, backend, topo, reverse, options, overlay=None):
+        self.topo, self.microcode = topo, options.get("microcode")
+        if topo.level == 0 and self.microcode is None:
+            self.microcode = compile_microcode(overlay, 0)
+
+    def map_costs(self, weights):
+        self.weights = weights
+
+    def search(self, S, stats_row):
+        t = self.topo
+        if t.level == 0:
+            from engine.crp.customization.microcode import _run_cells
+            mc = self.microcode
+            flag = _run_cells(mc.instr_first, mc.instr_a, mc.instr_b, mc.instr_c,
+                              mc.instr_assign, mc.num_slots, mc.edge_first, mc.edge_slot,
+                              mc.edge_weight, self.weights, mc.clique_first, mc.collect_slot, S)
+        else:
+            flag = customize_cells(t.vertex_first, t.entry_first, t.exit_first, t.edge_first,
+                                   t.edge_to, t.edge_weight, self.weights, t.clique_first, S)
+        stats_row[0] |= int(flag)
+        stats_row[1] = t.level + 1
+        return {}
+
+    def collect(self, S):
+        pass
+
+
+@pytest.fixture
+def twins():
+    from engine.crp.customization import gpu
+    gpu.register_variant("twin", _TwinLevel)
+    yield lambda topo: "twin"
+    gpu.VARIANTS.pop("twin")
+
+
+@pytest.mark.parametrize("parts, split", [(2, None), (2, 0), (2, 1), (3, 2), (3, 0)])
+def test_multi_gpu_flow_gathers_and_copies_every_part(overlay, reference, twins, parts, split):
+    """The multi-GPU flow on host stand-ins: each part's levels, the gather of the split
+    level on the main device, the levels above, and every part copied into the host
+    array at its offsets give exactly the whole customization; records per level."""
+    tw, ref = reference
+    devices = [_HostGpu(d % 2) for d in range(parts)]
+    c = Customizer(overlay, None, twins, devices=devices, split_level=split)
+    seen = []
+    metric = c.customize_costs(overlay.graph.metric(None), tw, on_level=seen.append)
+    assert [r["level"] for r in seen] == list(range(overlay.num_levels))
+    for level, (a, b) in enumerate(zip(ref.shortcuts, metric.shortcuts)):
+        assert np.array_equal(a, b), level
+    assert np.array_equal(metric.flat_shortcuts, np.concatenate(ref.shortcuts))
+    s = c.gpu.split_level
+    assert all(r["gpus"] == parts for r in seen[:s + 1])
+    assert all("gpus" not in r for r in seen[s + 1:])
+    assert all(r["cells"] == t.num_cells and r["shortcuts"] == t.num_shortcuts
+               for r, t in zip(seen, overlay.levels))
+    if s + 1 < overlay.num_levels:
+        assert "gather" in seen[s + 1]["ms"]
+    assert c.device_shortcuts is None and c.gpu.variants == ["twin"] * overlay.num_levels
+
+
+@pytest.mark.parametrize("split", [0, 1, 2])
+def test_multi_gpu_flow_raises_overflow_at_the_lowest_level(overlay, twins, split):
+    from engine.crp.customization.cell_metric import CostOverflow
+    from engine.crp.metric import FORBIDDEN
+    arcs = overlay.graph.metric(None)
+    one = Customizer(overlay, _HostGpu(0), twins)
+    several = Customizer(overlay, None, twins, devices=[_HostGpu(0), _HostGpu(1)],
+                         split_level=split)
+    top = customize_costs(overlay, arcs, random_turn_weights(overlay)).shortcuts[-2]
+    for scale in (2_000_000, int(1.2 * 2**31 / top[top < FORBIDDEN].max())):
+        tw = random_turn_weights(overlay, scale=scale)
+        with pytest.raises(CostOverflow) as a:
+            one.customize_costs(arcs, tw)
+        with pytest.raises(CostOverflow) as b:
+            several.customize_costs(arcs, tw)
+        assert str(a.value) == str(b.value)
+    with pytest.raises(ValueError, match="3 turn-weight arrays for 2 GPUs"):
+        several.gpu.run([tw, tw, tw])

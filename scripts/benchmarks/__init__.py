@@ -2,10 +2,12 @@
 section name to (title, function returning (header, rows)). scripts/bench.py runs them."""
 from __future__ import annotations
 
-from benchmarks import ch, crp, csp, draw, isochrone, live, load, proof, route, sssp, startup, turns
+from benchmarks import ch, continental_io, crp, csp, draw, isochrone, live, load, proof, route, sssp, startup, turns
 
 SECTIONS = {}
-for _module in (load, startup, sssp, ch, draw, route, turns, proof, isochrone, crp, live, csp):
+for _module in (load, startup, sssp, ch, draw, route, turns, proof, isochrone, crp, live, csp, continental_io):
     SECTIONS.update(_module.SECTIONS)
 from benchmarks import crp_multi_gpu  # noqa: E402  (issue #37: CRP customization on several GPUs)
 SECTIONS.update(crp_multi_gpu.SECTIONS)
+from benchmarks import memory  # noqa: E402  (issue #37: bytes per node of the large structures)
+SECTIONS.update(memory.SECTIONS)

@@ -14,7 +14,8 @@ import numpy as np
 from engine.core.graph import ROAD_CLASSES, GraphError, RoadGraph, TurnRestrictions, path_cost_bound
 from engine.io.checks import INT32_MAX, in_range, need, offsets
 from engine.io.errors import LoadError
-from engine.io.npz import read_meta, read_npz, write_npz
+from engine.io.npz import read_meta, write_npz
+from engine.io.npz_stored import read_stored_npz
 
 FORMAT = "routelab-graph"
 VERSION = 1
@@ -52,7 +53,7 @@ def load_cache(path) -> RoadGraph:
     """The graph of a cache, after ``check_cache`` has checked every array and the
     metadata (nothing unpickled, sizes bounded before reading)."""
     path = Path(path)
-    arrays = read_npz(path, "RouteLab cache")
+    arrays = read_stored_npz(path, "RouteLab cache")
     meta = read_meta(path, arrays, FORMAT, VERSION, "RouteLab graph cache", CACHE_KEYS)
     check_cache(path, meta, arrays)
     try:

@@ -1,4 +1,5 @@
-"""partition: the metric-independent nested CRP partition (METIS, top-down)."""
+"""partition: the metric-independent nested CRP partition (top-down: METIS on a cluster
+graph for the top level, then per cell, the cells in parallel)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -64,12 +65,13 @@ def text(r: dict) -> str:
 
 PARTITION = register(Capability(
     name="partition", label="Partition (CRP)",
-    help="nested multilevel partition for CRP (METIS)",
+    help="nested multilevel partition for CRP (METIS per cell, in parallel)",
     params=(Param("levels", str, None, "query levels as log2 of the cell size, ascending, "
                   "e.g. 8,11,14 (default: from the node count)"),
             Param("mezzanine", str, None, "mezzanine levels (customization only), e.g. 5; "
                   "'none' for none (default: 5 below the lowest query level)"),
-            Param("seed", int, 0, "METIS seed (the same seed gives the same cells)"),
+            Param("seed", int, 0, "METIS seed (the same seed gives the same cells, on any number "
+                  "of cores)"),
             Param("out", str, None, "write the partition here (.rlp)", file=True,
                   output=True)),
     run=build, to_json=to_json, to_text=text, needs_backend=False,

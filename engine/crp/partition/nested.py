@@ -2,11 +2,20 @@
 level l splits the nodes into cells of at most about 2^cell_sizes_log2[l] nodes,
 each cell inside one cell of the level above.
 
-``partition_graph`` runs METIS (pymetis) top-down on the undirected simple graph:
-the whole graph into ceil(n / 2^top) parts, then each part's induced subgraph into
-ceil(size / 2^next) parts, and so on. Mezzanine levels (``query_level`` False) are
-used by customization only. Cells are numbered by (parent, METIS part), so the
-subcells of a parent have contiguous ids, which the overlay relies on.
+``partition_graph`` runs top-down on the simple undirected graph
+(engine.crp.partition.undirected). The top level splits the whole graph into
+ceil(n / 2^top) cells: on a large graph through its cluster graph, the best of
+several METIS tries, refined node by node (engine.crp.partition.top_split); on a
+small one by METIS directly. Every level below splits each cell's induced subgraph
+into ceil(size / 2^next) parts with METIS, the cells in parallel on forked workers
+(engine.crp.partition.cell_split). Mezzanine levels (``query_level`` False) are
+used by customization only. Cells are numbered by (parent, part), so the subcells
+of a parent have contiguous ids, which the overlay relies on.
+
+Issue #37: the former all-METIS recursion, one sequential METIS call per cell, took
+12.5 s at 1 M nodes on 2 cores and 68 s at 4 M on 16; its top split alone grows to
+most of a minute at 24 M. The cells of NY: see docs/benchmarks.md, section
+partition_scale (scripts/benchmarks/partition_scale.py).
 """
 from __future__ import annotations
 
@@ -18,19 +27,23 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.core.graph import csr_offsets
 from engine.io.atomic import atomic_write
 from engine.io.errors import LoadError
 from engine.io.npz import read_meta, read_npz
 from engine.io.partition_file import (MAX_LOG2, PARTITION_KEYS, check_meta, check_partition,
                                       graph_key, max_log2)
-from engine.core.progress import Cancelled, no_progress
+from engine.core.progress import no_progress
+from engine.crp.partition.cell_split import (LevelGraph, Workers, check_cancel, default_workers,
+                                             split_cells, warm_up)
+from engine.crp.partition.top_split import COARSE_MIN_NODES, cluster_graph, split_top
+from engine.crp.partition.undirected import undirected_csr
 
 FORMAT = "routelab-partition"
 VERSION = 1
 QUERY_SIZES = (8, 11, 14, 17)     # cells of 256 .. 131072 nodes
 MEZZANINE = 5                     # cells of 32 nodes, below the lowest query level
 MAX_SEED = 2**31 - 1              # METIS seeds its generator from a C int: 2^32 gives seed 0's cells
+POOL_MIN_NODES = 200_000          # smaller graphs split in this process (a fork costs more)
 _ARRAYS = ("cell_sizes_log2", "query_level", "cell_of")
 
 
@@ -160,26 +173,44 @@ def merge_levels(n: int, levels=None, mezzanine=None) -> tuple[tuple[int, ...], 
     return tuple(int(k) for k in merged), np.array([k in levels for k in merged], dtype=bool)
 
 
-# ------------------------------------------------------------------ METIS, top-down
+# ------------------------------------------------------------------ top-down
 def partition_graph(graph, levels=None, mezzanine=None, seed: int = 0, progress=None,
-                    cancel=None) -> Partition:
+                    cancel=None, workers: int | None = None) -> Partition:
     """Nested partition of ``graph`` (see the module docstring); the same graph and
-    seed give bit-identical cells. ``cancel`` is a CancelToken (or a callable that
-    returns True to cancel); cancellation raises engine.core.progress.Cancelled."""
+    seed give bit-identical cells, for any ``workers`` (processes splitting cells in
+    parallel; default: the usable cores from POOL_MIN_NODES nodes on, else 1).
+    ``cancel`` is a CancelToken (or a callable that returns True to cancel);
+    cancellation raises engine.core.progress.Cancelled."""
     start = time.perf_counter()
     seed = checked_seed(seed)
     n = graph.num_nodes
     sizes, flags = merge_levels(n, levels, mezzanine)
     progress = progress or no_progress
-    src, dst = _undirected(graph)
-    cell = np.zeros(n, dtype=np.int64)           # above the top level: one cell, the graph
+    if workers is None:
+        workers = default_workers() if n >= POOL_MIN_NODES else 1
+    check_cancel(cancel)
+    progress(0.0, "preparing the partition graph")
+    xadj, adj = undirected_csr(graph)
+    fine = LevelGraph(xadj, adj)
+    top_parts = -(-n // (1 << sizes[-1]))
+    coarse = top_parts > 1 and n >= COARSE_MIN_NODES
+    cluster_of, shared = (cluster_graph(xadj, adj, sizes[-1]) if coarse else (None, None))
+    check_cancel(cancel)
+    warm_up()                                    # compile before the workers fork
+    share = 0.9 / len(sizes)
     cell_of = np.empty((len(sizes), n), dtype=np.int32)
-    for i, level in enumerate(range(len(sizes) - 1, -1, -1)):
-        def report(done: float, level=level, i=i):
-            progress((i + done) / len(sizes), f"partitioning level {level} (cells of "
-                                              f"2^{sizes[level]} nodes)")
-        cell = _split_level(cell, src, dst, 1 << sizes[level], int(seed), report, cancel)
-        cell_of[level] = cell
+    with Workers(int(workers), {"fine": fine, "coarse": shared}) as pool:
+        for i, level in enumerate(range(len(sizes) - 1, -1, -1)):
+            def report(f, i=i, level=level):
+                progress(0.1 + (i + f) * share, f"partitioning level {level} (cells of "
+                                                f"2^{sizes[level]} nodes)")
+            if coarse and i == 0:
+                fine.part[:] = split_top(pool, xadj, adj, cluster_of, top_parts, seed, report,
+                                         cancel)
+                fine.regroup()                   # the order is still the identity
+            else:
+                split_cells(pool, "fine", 1 << sizes[level], seed, report, cancel)
+            cell_of[level] = fine.cell_ids()
     progress(1.0, "partitioned")
     ms = (time.perf_counter() - start) * 1000.0
     return _frozen(sizes, flags, cell_of, seed, graph_key(graph), ms)
@@ -201,56 +232,3 @@ def checked_seed(seed) -> int:
         raise ValueError(f"the seed must be a whole number in 0..{MAX_SEED:,} (METIS's range), "
                          f"got {shown}")
     return value
-
-
-def _undirected(graph) -> tuple[np.ndarray, np.ndarray]:
-    """Both directions of every edge of the simple undirected graph, no self loops."""
-    n = np.int64(graph.num_nodes)
-    t, h = graph.tail.astype(np.int64), graph.head.astype(np.int64)
-    keep = t != h
-    key = np.unique(np.concatenate([t[keep] * n + h[keep], h[keep] * n + t[keep]]))
-    return key // max(n, 1), key % max(n, 1)
-
-
-def _split_level(cell, src, dst, target: int, seed: int, report, cancel) -> np.ndarray:
-    """Split every cell of more than ``target`` nodes with METIS; returns the new dense
-    cell ids, ordered by (old cell, part)."""
-    import pymetis      # here, not at the top: loading a saved .rlp needs no METIS
-    n = cell.size
-    counts = np.bincount(cell, minlength=1)
-    nparts = -(-counts // target)                  # ceil
-    order = np.argsort(cell, kind="stable")        # nodes grouped by cell
-    first_node = np.zeros(counts.size + 1, dtype=np.int64)
-    np.cumsum(counts, out=first_node[1:])
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n)
-    local = rank - first_node[cell]                # index inside its cell
-    inside = cell[src] == cell[dst]
-    u, v = rank[src[inside]], local[dst[inside]]
-    by = np.lexsort((v, u))
-    adjncy = v[by].astype(np.int32)
-    xadj = csr_offsets(u, n, np.int64)
-    part = np.zeros(n, dtype=np.int64)             # by rank
-    options = pymetis.Options(seed=seed)
-    todo = np.flatnonzero(nparts > 1)
-    step = max(1, len(todo) // 32)
-    for j, c in enumerate(todo.tolist()):
-        _check_cancel(cancel)
-        a, b = first_node[c], first_node[c + 1]
-        offs = (xadj[a:b + 1] - xadj[a]).astype(np.int32)
-        adj = pymetis.CSRAdjacency(offs, adjncy[xadj[a]:xadj[b]])
-        _, parts = pymetis.part_graph(int(nparts[c]), adj, options=options)
-        part[a:b] = parts
-        if (j + 1) % step == 0:                    # a few dozen reports per level
-            report((j + 1) / len(todo))
-    key = cell * int(max(nparts.max(initial=1), 1)) + part[rank]
-    return np.unique(key, return_inverse=True)[1].astype(np.int64).reshape(n)
-
-
-def _check_cancel(cancel) -> None:
-    if cancel is None:
-        return
-    if hasattr(cancel, "check"):
-        cancel.check()
-    elif callable(cancel) and cancel():
-        raise Cancelled("cancelled")

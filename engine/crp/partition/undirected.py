@@ -1,0 +1,51 @@
+"""The graph a partitioner sees: the simple undirected graph of a road network, as a
+symmetric CSR (both directions of every edge, no self loops, no parallel edges).
+
+O(n + m) in Numba (a counting sort by end node, then each short adjacency list
+sorted and deduplicated in place); the NumPy way (np.unique over 2m int64 keys)
+took 3.5 s at 1 M nodes, more than a quarter of the whole partition.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+def undirected_csr(graph) -> tuple[np.ndarray, np.ndarray]:
+    """``(xadj, adj)``: int64 offsets [n + 1] and int32 neighbours, each list ascending."""
+    n = int(graph.num_nodes)
+    if n >= 2**31:
+        raise ValueError(f"{n:,} nodes do not fit the partitioner's int32 node ids")
+    tail = np.ascontiguousarray(graph.tail, dtype=np.int32)
+    head = np.ascontiguousarray(graph.head, dtype=np.int32)
+    return _symmetric(n, tail, head)
+
+
+@numba.njit(cache=True)
+def _symmetric(n, tail, head):
+    start = np.zeros(n + 1, dtype=np.int64)
+    for i in range(tail.size):
+        if tail[i] != head[i]:
+            start[tail[i] + 1] += 1
+            start[head[i] + 1] += 1
+    for v in range(n):
+        start[v + 1] += start[v]
+    fill = start[:-1].copy()
+    adj = np.empty(start[n], dtype=np.int32)
+    for i in range(tail.size):
+        u, v = tail[i], head[i]
+        if u != v:
+            adj[fill[u]] = v
+            fill[u] += 1
+            adj[fill[v]] = u
+            fill[v] += 1
+    xadj = np.zeros(n + 1, dtype=np.int64)
+    out = 0
+    for v in range(n):                      # sort each list, keep the first of equal runs
+        lst = np.sort(adj[start[v]:start[v + 1]])
+        for j in range(lst.size):
+            if j == 0 or lst[j] != lst[j - 1]:
+                adj[out] = lst[j]
+                out += 1
+        xadj[v + 1] = out
+    return xadj, adj[:out].copy()

@@ -142,9 +142,14 @@ def slice_level(topo, lo: int, hi: int, below_offset: int = 0) -> LevelTopology:
         topo.level, hi - lo, _rebased(topo.entry_first, lo, hi), topo.entry_arc[n0:n1],
         _rebased(topo.exit_first, lo, hi), topo.exit_arc[x0:x1], topo.entry_row,
         topo.exit_col, _rebased(topo.clique_first, lo, hi), _rebased(topo.vertex_first, lo, hi),
-        topo.vertex_arc[v0:v1], _rebased(topo.edge_first, v0, v1),
-        (edge_to - v0).astype(edge_to.dtype, copy=False),
-        (weight - below_offset).astype(weight.dtype, copy=False))
+        topo.vertex_arc[v0:v1], _rebased(topo.edge_first, v0, v1), _minus(edge_to, v0),
+        _minus(weight, below_offset))
+
+
+def _minus(a: np.ndarray, offset: int) -> np.ndarray:
+    """a - offset in a's dtype; a itself (a view, no copy) when offset is 0: the first
+    range and level 0's turn ids keep the whole level's memory."""
+    return a if offset == 0 else (a - offset).astype(a.dtype, copy=False)
 
 
 def slice_microcode(mc, lo: int, hi: int):

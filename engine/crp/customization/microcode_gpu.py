@@ -52,7 +52,8 @@ class PackedMicrocode:
 def pack_blocks(mc: Microcode, slots_per_block: int = SLOTS_PER_BLOCK) -> PackedMicrocode:
     """Greedy packing of consecutive cells into blocks of at most ``slots_per_block``
     slots (a bigger cell gets a block of its own), then each block's instructions
-    ordered by (layer, cell)."""
+    ordered by (layer, cell). Written straight into the uint16 arrays (6 bytes per
+    instruction), blocks in parallel, with no per-edge or per-instruction temporaries."""
     if int(mc.num_slots.max(initial=0)) > MAX_BLOCK_SLOTS:
         raise ValueError(f"a cell needs {int(mc.num_slots.max())} slots; a block holds "
                          f"at most {MAX_BLOCK_SLOTS}")
@@ -69,14 +70,22 @@ def pack_blocks(mc: Microcode, slots_per_block: int = SLOTS_PER_BLOCK) -> Packed
     ia, ib, ic, layer_first = _pack_instructions(
         cell_first, base, block_layer_first, mc.instr_first, mc.instr_a, mc.instr_b,
         mc.instr_c, mc.instr_assign, mc.instr_layer)
-    edge_cell = np.repeat(np.arange(mc.num_cells), np.diff(mc.edge_first))
-    edge_slot = np.where(mc.edge_slot >= 0, mc.edge_slot + base[edge_cell], NO_SLOT)
-    out_cell = np.repeat(np.arange(mc.num_cells), np.diff(mc.clique_first))
-    collect = np.where(mc.collect_slot >= 0, mc.collect_slot + base[out_cell], NO_SLOT)
     return PackedMicrocode(cell_first, block_slots, block_layer_first, layer_first, ia, ib, ic,
-                           mc.edge_first[cell_first], mc.edge_weight.astype(np.int32),
-                           edge_slot.astype(np.uint16), mc.clique_first[cell_first],
-                           collect.astype(np.uint16))
+                           mc.edge_first[cell_first], mc.edge_weight.astype(np.int32, copy=False),
+                           _block_slots(mc.edge_first, mc.edge_slot, base),
+                           mc.clique_first[cell_first],
+                           _block_slots(mc.clique_first, mc.collect_slot, base))
+
+
+@nb.njit(cache=True, parallel=True)
+def _block_slots(first, cell_slot, base):
+    """Cell-local slots (-1: none) of the items first[c]..first[c+1] of every cell c as
+    block-local uint16 ones (NO_SLOT: none)."""
+    out = np.empty(cell_slot.size, dtype=np.uint16)
+    for c in nb.prange(first.size - 1):
+        for i in range(first[c], first[c + 1]):
+            out[i] = NO_SLOT if cell_slot[i] < 0 else cell_slot[i] + base[c]
+    return out
 
 
 @nb.njit(cache=True)
@@ -105,26 +114,26 @@ def _slot_base(cell_first, num_slots):
     return base
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, parallel=True)
 def _pack_instructions(cell_first, base, block_layer_first, first, a, b, c, assign, layer):
-    """Per block, a counting sort of its cells' instructions by layer (cells in order
-    within a layer), with block-local uint16 slots."""
+    """Per block (blocks in parallel: each writes its own ranges), a counting sort of
+    its cells' instructions by layer (cells in order within a layer), with block-local
+    uint16 slots."""
     n = first[-1]
     ia = np.empty(n, dtype=np.uint16)
     ib = np.empty(n, dtype=np.uint16)
     ic = np.empty(n, dtype=np.uint16)
     layer_first = np.zeros(block_layer_first[-1] + 1, dtype=np.int64)
-    for g in range(cell_first.size - 1):
+    for g in nb.prange(cell_first.size - 1):
         k0, nl = block_layer_first[g], block_layer_first[g + 1] - block_layer_first[g]
-        count = np.zeros(nl, dtype=np.int64)
+        pos = np.zeros(nl, dtype=np.int64)
         for i in range(first[cell_first[g]], first[cell_first[g + 1]]):
-            count[layer[i] - 1] += 1                     # layers count from 1
-        pos = np.empty(nl, dtype=np.int64)
+            pos[layer[i] - 1] += 1                       # layers count from 1
         start = first[cell_first[g]]
         for j in range(nl):
             layer_first[k0 + j] = start
-            pos[j] = start
-            start += count[j]
+            start += pos[j]
+            pos[j] = start - pos[j]
         for cell in range(cell_first[g], cell_first[g + 1]):
             for i in range(first[cell], first[cell + 1]):
                 p = pos[layer[i] - 1]
@@ -137,22 +146,25 @@ def _pack_instructions(cell_first, base, block_layer_first, first, a, b, c, assi
 
 
 class DeviceMicrocode:
-    """A packed Microcode uploaded once to ``backend`` (arrays of backend.xp)."""
+    """A packed Microcode uploaded once to ``backend`` (arrays of backend.xp). On a GPU
+    the packed host arrays are dropped after the upload (nothing on the host reads
+    them); it keeps no reference to the Microcode either."""
 
     def __init__(self, mc: Microcode, backend, slots_per_block: int = SLOTS_PER_BLOCK):
-        self.microcode = mc
-        self.packed = pack_blocks(mc, slots_per_block)
+        packed = pack_blocks(mc, slots_per_block)
+        self.level, self.num_shortcuts = mc.level, mc.num_shortcuts
+        self.num_blocks, self.shared_bytes = packed.num_blocks, packed.shared_bytes
         self.backend = backend
         xp = backend.xp
-        p = self.packed
-        self.arrays = {name: xp.asarray(getattr(p, name)) for name in (
+        self.arrays = {name: xp.asarray(getattr(packed, name)) for name in (
             "block_slots", "block_layer_first", "layer_first", "instr_a", "instr_b",
             "instr_c", "block_edge_first", "edge_weight", "edge_slot", "block_out_first",
             "collect_slot")}
 
     @property
-    def num_shortcuts(self) -> int:
-        return self.microcode.num_shortcuts
+    def nbytes(self) -> int:
+        """Bytes of the uploaded arrays."""
+        return sum(int(a.nbytes) for a in self.arrays.values())
 
 
 def run_microcode_gpu(dm: DeviceMicrocode, weights, backend, out=None, overflow=None,
@@ -167,17 +179,17 @@ def run_microcode_gpu(dm: DeviceMicrocode, weights, backend, out=None, overflow=
     check = overflow is None
     if check:
         overflow = xp.zeros(1, dtype=np.int32)
-    p, d = dm.packed, dm.arrays
-    if p.num_blocks:
+    d = dm.arrays
+    if dm.num_blocks:
         kernel = backend.kernel("crp_microcode", "microcode_run")
-        if p.shared_bytes > 48 * 1024:        # dynamic shared memory beyond 48 KiB: opt in
-            kernel.max_dynamic_shared_size_bytes = p.shared_bytes
-        kernel((p.num_blocks,), (threads,), (
+        if dm.shared_bytes > 48 * 1024:       # dynamic shared memory beyond 48 KiB: opt in
+            kernel.max_dynamic_shared_size_bytes = dm.shared_bytes
+        kernel((dm.num_blocks,), (threads,), (
             d["block_slots"], d["block_layer_first"], d["layer_first"], d["instr_a"],
             d["instr_b"], d["instr_c"], d["block_edge_first"], d["edge_weight"],
             d["edge_slot"], d["block_out_first"], d["collect_slot"], weights, out, overflow),
-            shared_mem=p.shared_bytes)
+            shared_mem=dm.shared_bytes)
     if check and int(overflow.get()[0]):
-        raise CostOverflow.at_level(dm.microcode.level)
+        raise CostOverflow.at_level(dm.level)
     return out
 

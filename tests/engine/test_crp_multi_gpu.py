@@ -232,11 +232,11 @@ class _TwinLevel:
     def search(self, S, stats_row):
         t = self.topo
         if t.level == 0:
-            from engine.crp.customization.microcode import _run_cells
-            mc = self.microcode
-            flag = _run_cells(mc.instr_first, mc.instr_a, mc.instr_b, mc.instr_c,
-                              mc.instr_assign, mc.num_slots, mc.edge_first, mc.edge_slot,
-                              mc.edge_weight, self.weights, mc.clique_first, mc.collect_slot, S)
+            from engine.crp.customization.cell_metric import CostOverflow
+            try:
+                S[...], flag = run_microcode_cpu(self.microcode, self.weights), False
+            except CostOverflow:
+                flag = True
         else:
             flag = customize_cells(t.vertex_first, t.entry_first, t.exit_first, t.edge_first,
                                    t.edge_to, t.edge_weight, self.weights, t.clique_first, S)

@@ -235,8 +235,8 @@ class _TwinLevel:
             from engine.crp.customization.cell_metric import CostOverflow
             try:
                 S[...], flag = run_microcode_cpu(self.microcode, self.weights), False
-            except CostOverflow:
-                flag = True
+            except CostOverflow:            # the levels above still read a valid S
+                S[...], flag = 2**31 - 1, True
         else:
             flag = customize_cells(t.vertex_first, t.entry_first, t.exit_first, t.edge_first,
                                    t.edge_to, t.edge_weight, self.weights, t.clique_first, S)

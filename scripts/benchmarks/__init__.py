@@ -11,3 +11,5 @@ from benchmarks import crp_multi_gpu  # noqa: E402  (issue #37: CRP customizatio
 SECTIONS.update(crp_multi_gpu.SECTIONS)
 from benchmarks import memory  # noqa: E402  (issue #37: bytes per node of the large structures)
 SECTIONS.update(memory.SECTIONS)
+from benchmarks import continental  # noqa: E402  (issue #37: the acceptance run at 24 M nodes)
+SECTIONS.update(continental.SECTIONS)

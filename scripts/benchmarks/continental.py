@@ -1,0 +1,266 @@
+"""The continental run of issue #37: the acceptance table's compute figures on one
+generated network of ROUTELAB_CONTINENTAL nodes (default 1 M; 24 M on the GPU host).
+
+    ROUTELAB_CONTINENTAL=24000000 ROUTELAB_CONTINENTAL_STAGES=reference,crp \\
+        python scripts/bench.py --only continental
+
+The network is generated once into ROUTELAB_CONTINENTAL_DIR (default
+/tmp/routelab-continental) as a .rlg. Each stage runs in a fresh process that loads it,
+so each peak RSS is the stage's own, and the stages fit the device tool's 10-minute
+calls one or two at a time (the folder survives while the machine stays warm):
+
+- reference: SciPy's Dijkstra by travel time from 3 sources, kept as .npy;
+- crp: partition, overlay + level-0 microcode, customization on one GPU and on every
+  GPU (median of 5, equal results), CRP queries on the CPU (median of 200 pairs);
+  exactness on the network without its turn bans under a decoder with free turns;
+- ch: CU-CH contraction (first call, then warm), PHAST compute and the window's result
+  (compute + colour bins on the host), exact against the reference;
+- sssp: near-far on the device, exact against the reference.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+NODES = int(float(os.environ.get("ROUTELAB_CONTINENTAL", 1_000_000)))
+FOLDER = Path(os.environ.get("ROUTELAB_CONTINENTAL_DIR", "/tmp/routelab-continental"))
+STAGES = ("reference", "crp", "ch", "sssp")
+SOURCES = 3
+QUERY_PAIRS = 200
+RUNS = 5
+HEADER = ["what", "figure", "target (24 M)", "notes"]
+FREE_TURNS = 'name = "free-turns"\nkind = "metric"\nmetric = "travel_time"\nscale = 1\n'
+
+
+def _peak_gb() -> float:
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20   # Linux: KiB
+
+
+def _network():
+    from engine.io.cache import load_cache
+    t0 = time.perf_counter()
+    g = load_cache(_rlg())
+    return g, time.perf_counter() - t0
+
+
+def _rlg() -> Path:
+    return FOLDER / f"generated-{NODES}.rlg"
+
+
+def _sources(g) -> list[int]:
+    import numpy as np
+    return [int(s) for s in np.random.default_rng(37).integers(0, g.num_nodes, SOURCES)]
+
+
+def _reference_path(i: int) -> Path:
+    return FOLDER / f"generated-{NODES}-reference-{i}.npy"
+
+
+def _wrong(got, i: int) -> int:
+    import numpy as np
+    want = np.load(_reference_path(i))
+    return int(np.count_nonzero(np.asarray(got) != want))
+
+
+# ------------------------------------------------------------------ stages (child processes)
+def stage_reference() -> dict:
+    import numpy as np
+    from engine.routing.reference import scipy_matrix, sssp
+    g, load_s = _network()
+    matrix = scipy_matrix(g, "travel_time")
+    times = []
+    for i, s in enumerate(_sources(g)):
+        t0 = time.perf_counter()
+        np.save(_reference_path(i), sssp(g, s, "travel_time", matrix).distance)
+        times.append(time.perf_counter() - t0)
+    return {"load_s": load_s, "scipy_s": statistics.median(times), "rss_gb": _peak_gb()}
+
+
+def stage_crp() -> dict:
+    import dataclasses
+
+    import numpy as np
+    from engine.core.backend import device_count, gpu_backend
+    from engine.crp.customization.customize import Customizer
+    from engine.crp.metric.decoder import parse_decoder
+    from engine.crp.partition.nested import partition_graph
+    from engine.crp.partition.overlay import Overlay
+    from engine.crp.query.router import CrpQuery
+    g, load_s = _network()
+    g = dataclasses.replace(g, turn_restrictions=None)      # free turns: SciPy is the oracle
+    out = {"load_s": load_s}
+    t0 = time.perf_counter()
+    partition = partition_graph(g, seed=0)
+    out["partition_s"] = time.perf_counter() - t0
+    out["boundary_arcs"] = partition.boundary_arcs(g)
+    t0 = time.perf_counter()
+    overlay = Overlay(g, partition)
+    out["overlay_s"] = time.perf_counter() - t0
+    decoder = parse_decoder(FREE_TURNS)
+    gpus = [gpu_backend(i) for i in range(device_count())]
+    configs = [("1 GPU", gpus[:1])] + ([(f"{len(gpus)} GPUs", gpus)] if len(gpus) > 1 else [])
+    metric, reference = None, None
+    for name, devices in configs:
+        c = Customizer(overlay, devices=devices)
+        if name == "1 GPU":
+            t0 = time.perf_counter()
+            _ = c.microcode
+            out["microcode_s"] = time.perf_counter() - t0
+        c.customize(decoder)                                  # untimed: compilation, first touch
+        runs = [c.customize(decoder) for _ in range(RUNS)]
+        out[f"customize_ms {name}"] = statistics.median(m.decode_ms + m.total_ms for m in runs)
+        metric = runs[-1]
+        if reference is None:
+            reference = metric.shortcuts
+        elif not all(np.array_equal(a, b) for a, b in zip(reference, metric.shortcuts)):
+            raise AssertionError(f"{name}: shortcut costs differ from one GPU's")
+        del c
+    out["rss_before_query_gb"] = _peak_gb()
+    query = CrpQuery(overlay, metric)
+    pairs = np.random.default_rng(5).integers(0, g.num_nodes, (QUERY_PAIRS, 2))
+    query.route(int(pairs[0, 0]), int(pairs[0, 1]))          # untimed: compilation
+    times = []
+    for s, t in pairs:
+        t0 = time.perf_counter()
+        query.route(int(s), int(t))
+        times.append((time.perf_counter() - t0) * 1000)
+    out["query_ms"] = statistics.median(times)
+    out["wrong_routes"], out["checked_routes"] = _check_crp(g, query)
+    out["rss_gb"] = _peak_gb()
+    return out
+
+
+def _check_crp(g, query) -> tuple[int, int]:
+    """CRP distances from the reference sources to 100 targets each, against SciPy."""
+    import numpy as np
+    from engine.core.paths import Unreachable
+    wrong = checked = 0
+    for i, s in enumerate(_sources(g)):
+        want = np.load(_reference_path(i))
+        for t in np.random.default_rng(i).integers(0, g.num_nodes, 100).tolist():
+            try:
+                got = query.route(s, t).distance
+            except Unreachable:
+                got = -1
+            wrong += int(got != int(want[t]))
+            checked += 1
+    return wrong, checked
+
+
+def stage_ch() -> dict:
+    from engine.ch import contract, phast
+    from engine.core import backend as backends
+    from engine.core.units import unit_of
+    g, load_s = _network()
+    backend = backends.select("auto")
+    t0 = time.perf_counter()
+    h = contract(g, "travel_time", backend=backend)
+    first = time.perf_counter() - t0
+    del h
+    t0 = time.perf_counter()
+    h = contract(g, "travel_time", backend=backend)
+    warm = time.perf_counter() - t0
+    query = phast.PhastQuery(h, backend)
+    factor = unit_of(g.metric_units, "travel_time").axis()[0]
+    sources = _sources(g)
+    query.device_tree(sources[0]).bins(factor)              # untimed: compilation
+    compute, window, wrong = [], [], 0
+    for i, s in enumerate(sources):
+        t0 = time.perf_counter()
+        tree = query.device_tree(s)
+        tree.bins(factor)
+        window.append((time.perf_counter() - t0) * 1000)
+        compute.append(tree.compute_ms)
+        wrong += _wrong(tree.to_host().distance, i)
+    return {"load_s": load_s, "contract_first_s": first, "contract_warm_s": warm,
+            "levels": h.num_levels, "phast_compute_ms": statistics.median(compute),
+            "phast_window_ms": statistics.median(window), "phast_wrong": wrong,
+            "rss_gb": _peak_gb()}
+
+
+def stage_sssp() -> dict:
+    from engine.core import backend as backends
+    from engine.sssp import TreeQuery
+    g, load_s = _network()
+    query = TreeQuery(g, "travel_time", backends.select("auto"))
+    sources = _sources(g)
+    query.tree(sources[0], "near_far")                      # untimed: compilation, tuning
+    compute, wrong = [], 0
+    for i, s in enumerate(sources):
+        tree = query.tree(s, "near_far")
+        compute.append(tree.compute_ms)
+        wrong += _wrong(tree.tree.distance, i)
+    return {"load_s": load_s, "near_far_ms": statistics.median(compute), "near_far_wrong": wrong,
+            "rss_gb": _peak_gb()}
+
+
+# ------------------------------------------------------------------ the section
+def _make_network() -> float:
+    """Generate the network into FOLDER unless it is there; seconds taken (0: reused)."""
+    if _rlg().exists():
+        return 0.0
+    FOLDER.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "app.main", "generate", "--nodes", str(NODES),
+                    "--out", str(_rlg())], check=True, cwd=Path(__file__).resolve().parents[2])
+    return time.perf_counter() - t0
+
+
+def _child(stage: str) -> dict:
+    done = subprocess.run([sys.executable, __file__, stage], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    if done.returncode:
+        return {"error": (done.stderr or done.stdout).strip().splitlines()[-1:]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def bench_continental() -> tuple[list[str], list[list[str]]]:
+    wanted = [s.strip() for s in os.environ.get("ROUTELAB_CONTINENTAL_STAGES", ",".join(STAGES)).split(",")]
+    rows = [[f"generate {NODES:,} nodes to .rlg", f"{_make_network():.0f} s", "",
+             "0 s: the file was there"]]
+    for stage in wanted:
+        result = _child(stage)
+        print(stage, json.dumps(result), flush=True)          # progress, in case of a time limit
+        rows += _rows(stage, result)
+    return HEADER, rows
+
+
+def _rows(stage: str, r: dict) -> list[list[str]]:
+    if "error" in r:
+        return [[stage, "failed", "", " ".join(r["error"])]]
+    rss = f"peak RSS {r['rss_gb']:.1f} GB; .rlg load {r['load_s']:.1f} s"
+    if stage == "reference":
+        return [["SciPy Dijkstra (travel time)", f"{r['scipy_s']:.1f} s", "", rss]]
+    if stage == "ch":
+        return [["CU-CH contraction, warm", f"{r['contract_warm_s']:.2f} s", "≤ 3 s",
+                 f"first call {r['contract_first_s']:.1f} s; {r['levels']} levels; {rss}"],
+                ["PHAST tree compute / window's result on the host",
+                 f"{r['phast_compute_ms']:.2f} / {r['phast_window_ms']:.2f} ms", "≤ 2 / ≤ 20 ms",
+                 f"{r['phast_wrong']} wrong nodes over {SOURCES} sources"]]
+    if stage == "sssp":
+        return [["near-far SSSP compute", f"{r['near_far_ms']:.1f} ms", "≤ 60 ms",
+                 f"{r['near_far_wrong']} wrong nodes over {SOURCES} sources; {rss}"]]
+    rows = [["CRP partition + overlay + microcode",
+             f"{r['partition_s']:.0f} + {r['overlay_s']:.0f} + {r.get('microcode_s', 0):.0f} s",
+             "≤ 120 s (partition + overlay)", f"boundary arcs {r['boundary_arcs']}; {rss}"]]
+    rows += [[f"CRP customization, {k.split(' ', 1)[1]}", f"{v:.2f} ms",
+              "≤ 60 ms" if k.endswith("1 GPU") else "≤ 35 ms (2)", "decode + levels; median of 5"]
+             for k, v in r.items() if k.startswith("customize_ms")]
+    rows.append(["CRP query (CPU)", f"{r['query_ms']:.2f} ms median", "≤ 10 ms",
+                 f"{QUERY_PAIRS} pairs; {r['wrong_routes']} wrong of {r['checked_routes']} "
+                 f"against SciPy (free turns); peak RSS before queries {r['rss_before_query_gb']:.1f} GB"])
+    return rows
+
+
+SECTIONS = {"continental": (f"Continental scale: a generated network of {NODES:,} nodes",
+                            bench_continental)}
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    print(json.dumps(globals()[f"stage_{sys.argv[1]}"]()))

@@ -61,8 +61,9 @@ def targets(out: str, fmt: str) -> list[str]:
     return [str(p) for p in grs.values()] + [str(co)]
 
 
-def preflight(params: dict) -> tuple[int, int, str, list[str]]:
-    """(nodes, seed, format, files) once every argument is checked, before any work."""
+def preflight(params: dict, inputs=()) -> tuple[int, int, str, list[str]]:
+    """(nodes, seed, format, files) once every argument is checked, before any work;
+    no file written is one of ``inputs`` ((label, path): the window's open graph)."""
     from engine.generate.network import MIN_NODES
     from engine.io.atomic import check_writable
     from engine.io.limits import check_allocation
@@ -86,13 +87,13 @@ def preflight(params: dict) -> tuple[int, int, str, list[str]]:
                              "write .rlg or .gr instead") from None
     files = targets(out, fmt)
     for path in files:
-        check_writable(path, params.get("inputs", ()))
+        check_writable(path, inputs)
     check_allocation(nodes * BYTES_PER_NODE, f"generating a network of {nodes:,} nodes")
     return nodes, seed, fmt, files
 
 
 def run(workspace, params: dict, ctx) -> Generated:
-    nodes, seed, fmt, files = preflight(params)
+    nodes, seed, fmt, files = preflight(params, getattr(workspace, "input_files", ()))
     from engine.generate.network import generate_road_network
     ctx.progress(0.0, f"generating {nodes:,} nodes (seed {seed})")
     started = time.perf_counter()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import mmap
 import multiprocessing
 import os
+import threading
 
 import numba
 import numpy as np
@@ -79,6 +80,7 @@ class LevelGraph:
 # workers; a LevelGraph's order, rank and part live in shared memory, so they stay
 # current as the parent regroups.
 _SHARED: dict = {}
+_ONE_AT_A_TIME = threading.Lock()      # one partition per process uses _SHARED at a time
 
 
 def shared(name: str):
@@ -91,19 +93,28 @@ class Workers:
     none for ``count`` <= 1 or where fork is absent, and the tasks run in this process."""
 
     def __init__(self, count: int, graphs: dict):
-        _SHARED.clear()
-        _SHARED.update(graphs)
-        self.count = count if "fork" in multiprocessing.get_all_start_methods() else 1
-        self.pool = multiprocessing.get_context("fork").Pool(count) if self.count > 1 else None
+        _ONE_AT_A_TIME.acquire()
+        try:
+            _SHARED.clear()
+            _SHARED.update(graphs)
+            self.count = count if "fork" in multiprocessing.get_all_start_methods() else 1
+            self.pool = (multiprocessing.get_context("fork").Pool(count) if self.count > 1
+                         else None)
+        except BaseException:
+            _ONE_AT_A_TIME.release()
+            raise
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        if self.pool is not None:
-            self.pool.terminate()       # also on Cancelled: the workers stop at once
-            self.pool.join()
-        _SHARED.clear()
+        try:
+            if self.pool is not None:
+                self.pool.terminate()       # also on Cancelled: the workers stop at once
+                self.pool.join()
+        finally:
+            _SHARED.clear()
+            _ONE_AT_A_TIME.release()
 
     def map(self, fn, tasks, cancel, report=None):
         """``fn`` over ``tasks`` (in order), checking ``cancel`` as each one ends;

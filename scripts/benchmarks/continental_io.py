@@ -24,6 +24,14 @@ HERE = Path(__file__).resolve()
 
 
 def _peak_rss() -> int:
+    """This process's own peak RSS in bytes: VmHWM (getrusage's ru_maxrss would carry
+    the parent's peak across fork and exec)."""
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024   # Linux: KiB
 

@@ -13,3 +13,5 @@ from benchmarks import memory  # noqa: E402  (issue #37: bytes per node of the l
 SECTIONS.update(memory.SECTIONS)
 from benchmarks import continental  # noqa: E402  (issue #37: the acceptance run at 24 M nodes)
 SECTIONS.update(continental.SECTIONS)
+from benchmarks import partition_scale  # noqa: E402  (issue #37: the CRP partition at scale)
+SECTIONS.update(partition_scale.SECTIONS)

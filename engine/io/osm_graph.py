@@ -1,8 +1,9 @@
 """Building the RoadGraph of the car ways that engine.io.osm has read.
 
 Input: the kept ways as flat arrays (way ids, node-ref counts, every node ref as an
-index into the file's unique node ids), their tag profiles (engine.io.osm_tags) and
-the node locations. Ways are cut at missing nodes, split into edges between graph
+index into the file's unique node ids), their tag profiles (engine.io.osm_tags: a
+table of the distinct profiles and each way's row in it, so that a way costs 4 bytes,
+not a row of 10 floats) and the node locations. Ways are cut at missing nodes, split into edges between graph
 nodes (way ends, shared nodes, roundabout midpoints), then each edge becomes one or
 two arcs with interior geometry; all of it is numpy on flat arrays.
 """
@@ -24,6 +25,17 @@ INVALID_COORD = 2**31 - 1   # libosmium's undefined coordinate (missing node)
 
 # Columns of a way profile (engine.io.osm_tags.way_profile).
 _CLASS, _FWD, _BWD, _SPEED_F, _SPEED_B, _LANES_F, _LANES_B, _TOLL, _ROUNDABOUT, _DURATION = range(10)
+
+
+@dataclass
+class _Profiles:
+    """Way profiles: distinct rows, and each way's row."""
+    table: np.ndarray    # [k, 10] float64
+    row: np.ndarray      # [ways] index into table
+
+    def of(self, ways, column: int) -> np.ndarray:
+        """One column of the profiles of ``ways`` (indices, or a slice)."""
+        return self.table[:, column][self.row[ways]]
 
 
 @dataclass
@@ -50,15 +62,20 @@ class _Arcs:
     lanes: np.ndarray
 
 
-def build_graph(path, way_ids, lengths, ref_u, unique_ids, xy, profiles, restrictions,
-                report: OsmReport, progress, cancel) -> RoadGraph:
-    """The road graph of the kept ways; fills the report's node and turn counts."""
-    prof = np.array(profiles, dtype=np.float64)
+def build_graph(path, way_ids, lengths, ref_u, unique_ids, xy, prof_table, way_prof,
+                restrictions, report: OsmReport, progress, cancel) -> RoadGraph:
+    """The road graph of the kept ways; fills the report's node and turn counts.
+    ``prof_table[way_prof[w]]`` is way w's profile (osm_tags.way_profile)."""
+    prof = _Profiles(np.asarray(prof_table, np.float64).reshape(-1, 10),
+                     np.asarray(way_prof, np.int64))
     ref_u, way_of, piece = _way_pieces(path, lengths, ref_u, xy, report)
     split, a, b = _graph_segments(ref_u, piece, unique_ids.size)
     cancel.check()
 
-    node_u = np.unique(ref_u[split])
+    is_node = np.zeros(unique_ids.size, dtype=bool)   # np.unique hashes: slow at scale
+    is_node[ref_u[split]] = True
+    node_u = np.flatnonzero(is_node)
+    del is_node
     node_of_u = np.full(unique_ids.size, -1, dtype=np.int64)
     node_of_u[node_u] = np.arange(node_u.size)
     lon_u = xy[:, 0] / 1e7   # libosmium fixed point; division rounds like osmium's lon
@@ -145,8 +162,9 @@ def _edges(a, b, way_of, node_of_ref, lon_p, lat_p) -> _Edges:
 def _way_speeds(prof, edges: _Edges, num_ways: int):
     """(forward, backward) km/h per way: the tagged speeds, except that ferries with a
     duration run at whole route length / duration."""
-    speed_f, speed_b = prof[:, _SPEED_F].copy(), prof[:, _SPEED_B].copy()
-    dur = prof[:, _DURATION]
+    every = slice(None)
+    speed_f, speed_b = prof.of(every, _SPEED_F), prof.of(every, _SPEED_B)
+    dur = prof.of(every, _DURATION)
     timed = np.isfinite(dur)
     if timed.any():
         way_len = np.bincount(edges.way, weights=edges.length, minlength=num_ways)
@@ -157,8 +175,8 @@ def _way_speeds(prof, edges: _Edges, num_ways: int):
 def _arcs(prof, edges: _Edges, num_ways: int) -> _Arcs:
     """The forward arc of every edge whose way allows it, then the backward ones."""
     speed_f, speed_b = _way_speeds(prof, edges, num_ways)
-    fwd = np.flatnonzero(prof[edges.way, _FWD] > 0)
-    bwd = np.flatnonzero(prof[edges.way, _BWD] > 0)
+    fwd = np.flatnonzero(prof.of(edges.way, _FWD) > 0)
+    bwd = np.flatnonzero(prof.of(edges.way, _BWD) > 0)
     arc_edge = np.r_[fwd, bwd]
     is_fwd = np.r_[np.ones(fwd.size, bool), np.zeros(bwd.size, bool)]
     arc_way = edges.way[arc_edge]
@@ -168,7 +186,7 @@ def _arcs(prof, edges: _Edges, num_ways: int) -> _Arcs:
         head=np.where(is_fwd, edges.head[arc_edge], edges.tail[arc_edge]),
         way=arc_way, length=edges.length[arc_edge],
         speed=np.where(is_fwd, speed_f[arc_way], speed_b[arc_way]),
-        lanes=np.where(is_fwd, prof[arc_way, _LANES_F], prof[arc_way, _LANES_B]))
+        lanes=np.where(is_fwd, prof.of(arc_way, _LANES_F), prof.of(arc_way, _LANES_B)))
 
 
 def _arc_geometry(edges: _Edges, arcs: _Arcs, lon_p, lat_p):
@@ -194,13 +212,12 @@ def _metrics(arcs: _Arcs) -> dict[str, np.ndarray]:
 
 def _arc_attrs(prof, arcs: _Arcs) -> dict[str, np.ndarray]:
     arc_way = arcs.way
-    oneway = (prof[:, _FWD] > 0) != (prof[:, _BWD] > 0)
     return {
         "length_m": arcs.length.astype(np.float32),
-        "road_class": prof[arc_way, _CLASS].astype(np.int8),
+        "road_class": prof.of(arc_way, _CLASS).astype(np.int8),
         "speed_kmh": arcs.speed.astype(np.float32),
         "lanes": arcs.lanes.astype(np.int8),
-        "oneway": oneway[arc_way],
-        "toll": prof[arc_way, _TOLL] > 0,
-        "roundabout": prof[arc_way, _ROUNDABOUT] > 0,
+        "oneway": (prof.of(arc_way, _FWD) > 0) != (prof.of(arc_way, _BWD) > 0),
+        "toll": prof.of(arc_way, _TOLL) > 0,
+        "roundabout": prof.of(arc_way, _ROUNDABOUT) > 0,
     }

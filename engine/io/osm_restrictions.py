@@ -59,19 +59,22 @@ def resolve_restrictions(restrictions, way_ids, unique_ids, node_of_u, tail, hea
     """Banned (from_arc, to_arc) pairs, as indices into the arc list."""
     if not restrictions:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    way_index = dict(zip(way_ids.tolist(), range(way_ids.size)))
+    way_index = _way_index(way_ids, restrictions)
     via_ids = np.array([r[2] for r in restrictions], dtype=np.int64)
     pos = np.minimum(np.searchsorted(unique_ids, via_ids), unique_ids.size - 1)
     via_node = np.where(unique_ids[pos] == via_ids, node_of_u[pos], -1)
 
     # Arcs entering / leaving via nodes, keyed by (way, node); all arcs leaving them.
-    vias = np.unique(via_node[via_node >= 0])
+    is_via = np.zeros(int(max(head.max(initial=-1), tail.max(initial=-1))) + 1, bool)
+    is_via[via_node[via_node >= 0]] = True
     entering, leaving, out_of = {}, {}, {}
-    for arc in np.flatnonzero(np.isin(head, vias)).tolist():
-        entering.setdefault((int(arc_way[arc]), int(head[arc])), []).append(arc)
-    for arc in np.flatnonzero(np.isin(tail, vias)).tolist():
-        leaving.setdefault((int(arc_way[arc]), int(tail[arc])), []).append(arc)
-        out_of.setdefault(int(tail[arc]), []).append(arc)
+    into = np.flatnonzero(is_via[head])
+    for arc, key in zip(into.tolist(), zip(arc_way[into].tolist(), head[into].tolist())):
+        entering.setdefault(key, []).append(arc)
+    out = np.flatnonzero(is_via[tail])
+    for arc, key in zip(out.tolist(), zip(arc_way[out].tolist(), tail[out].tolist())):
+        leaving.setdefault(key, []).append(arc)
+        out_of.setdefault(key[1], []).append(arc)
 
     bans = []
     for (only, frm, _, to), v in zip(restrictions, via_node.tolist()):
@@ -84,6 +87,17 @@ def resolve_restrictions(restrictions, way_ids, unique_ids, node_of_u, tail, hea
             bans.extend(pairs)
     bans = np.array(bans, dtype=np.int64).reshape(-1, 2)
     return bans[:, 0], bans[:, 1]
+
+
+def _way_index(way_ids: np.ndarray, restrictions) -> dict:
+    """{way id: index of its way} for the ways the restrictions name (of a way id
+    given twice, the last), found by a sort instead of a dict of every way."""
+    named = np.unique(np.array([w for r in restrictions for w in r[1] + r[3]], np.int64))
+    order = np.argsort(way_ids, kind="stable")
+    last = np.searchsorted(way_ids, named, side="right", sorter=order) - 1
+    at = order[np.maximum(last, 0)] if way_ids.size else np.zeros(named.size, np.int64)
+    found = (last >= 0) & (way_ids[at] == named) if way_ids.size else last >= 0
+    return dict(zip(named[found].tolist(), at[found].tolist()))
 
 
 def _restriction_pairs(only, frm, v, to, way_index, entering, leaving, out_of, arc_edge):

@@ -14,7 +14,7 @@ from functools import lru_cache
 from engine.core.graph import ROAD_CLASS_INDEX
 
 __all__ = ["way_profile", "parse_maxspeed", "parse_lanes", "parse_duration",
-           "HIGHWAYS", "FERRY_KMH", "NO_LIMIT_KMH"]
+           "HIGHWAYS", "FERRY_KMH", "NO_LIMIT_KMH", "WAY_KEYS"]
 
 # highway tag -> (road class, default speed km/h when maxspeed is absent or unparseable).
 # Defaults are typical legal limits; links are slower than their road.
@@ -35,6 +35,11 @@ _DENY = frozenset({"no", "private", "agricultural", "forestry", "emergency", "ps
 _ALLOW_FERRY = frozenset({"yes", "designated", "permissive"})
 _ACCESS_KEYS = ("motorcar", "motor_vehicle", "vehicle", "access")  # most specific first
 _IMPLIED_ONEWAY = frozenset({"motorway", "motorway_link"})
+# Every key way_profile reads (tests/engine/test_osm_pbf.py checks it): the fast PBF
+# reader (engine.io.osm_pbf) looks up only these in each block's string table.
+WAY_KEYS = ("highway", "route", "motorcar", "motor_vehicle", "vehicle", "access", "area",
+            "junction", "oneway", "maxspeed", "maxspeed:forward", "maxspeed:backward",
+            "lanes", "lanes:forward", "lanes:backward", "toll", "toll:motorcar", "duration")
 
 _MPH = 1.609344
 _NUMBER_UNIT = re.compile(r"(\d+(?:\.\d+)?)\s*(km/h|kmh|kph|mph|knots)?")

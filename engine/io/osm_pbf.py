@@ -1,0 +1,234 @@
+"""The fast OpenStreetMap reader of .osm.pbf files: blocks decoded in Numba on a thread
+pool (engine.io.pbf_file, engine.io.pbf_decode), everything after that in NumPy.
+
+It reads what engine.io.osm's libosmium reader reads, with the same result: car ways
+(KeyFilter highway/route, then engine.io.osm_tags.way_profile), type=restriction
+relations (engine.io.osm_restrictions.read_restriction) and the locations of the
+nodes the kept ways use. Python runs per block and per *distinct* tag combination,
+never per node or per way:
+
+  * in each block the 18 keys way_profile reads (osm_tags.WAY_KEYS) are looked up in
+    the block's string table once; each way becomes a row of value-string ids, and
+    each distinct row ("tag combination", a few hundred in a country) gets its
+    profile from way_profile once, so classification is way_profile's by
+    construction;
+  * ways that are not kept are dropped in the block, so only kept ways' node refs
+    are held (8 bytes each), plus every node's id and location (16 bytes);
+  * restriction relations are few (about one per 300 road nodes): each is read by
+    read_restriction from its decoded tags and members.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from engine.io.osm_report import OsmReport
+from engine.io.osm_restrictions import read_restriction
+from engine.io.osm_tags import WAY_KEYS, way_profile
+from engine.io.pbf_file import Damaged, data_blocks
+from engine.io.pbf_tags import key_slots, packed_keys, remap_rows, way_rows
+
+__all__ = ["read_pbf", "PbfWays"]
+
+_KEY_BLOB, _KEY_FIRST = packed_keys(WAY_KEYS)
+_HIGHWAY, _ROUTE = WAY_KEYS.index("highway"), WAY_KEYS.index("route")
+_MEMBER_TYPE = "nwr"
+INVALID_COORD = 2**31 - 1   # libosmium's undefined coordinate (missing node)
+
+# What read_restriction reads of an osmium relation: .tags (get, iteration of .k) and
+# .members (.type, .ref, .role).
+Tag = namedtuple("Tag", "k v")
+Member = namedtuple("Member", "type ref role")
+Relation = namedtuple("Relation", "tags members")
+
+
+class _Tags(tuple):
+    """A relation's tags as osmium's TagList answers: the first value of a key."""
+    def get(self, key, default=None):
+        for t in self:
+            if t.k == key:
+                return t.v
+        return default
+
+
+class PbfWays:
+    """The kept ways so far, block by block, and what their tag combinations mean."""
+
+    def __init__(self) -> None:
+        self.values: dict[bytes, int] = {}      # value string -> global id
+        self.value_text: list[str] = []
+        self.combos: dict[bytes, int] = {}      # row of global value ids -> combination
+        self.profiles: list = []                # combination -> way_profile or None
+        self._kept = np.zeros(0, bool)          # combination -> profile is not None
+        self.ids, self.lengths, self.refs, self.combo_of = [], [], [], []
+
+    def add_block(self, raw, str_start, str_end, way_id, way_nrefs, refs, way_ntags, way_k,
+                  way_v, report: OsmReport) -> None:
+        """Keep the block's car ways with two refs or more."""
+        slot = key_slots(raw, str_start, str_end, _KEY_BLOB, _KEY_FIRST)
+        rows, used = way_rows(way_ntags, way_k, way_v, slot, len(WAY_KEYS))
+        global_of = np.full(str_start.size, -1, np.int64)
+        data = raw.data
+        for i in np.flatnonzero(used).tolist():
+            global_of[i] = self._value(bytes(data[str_start[i]:str_end[i]]))
+        hashes = remap_rows(rows, global_of)
+        candidate = np.flatnonzero((rows[:, _HIGHWAY] >= 0) | (rows[:, _ROUTE] >= 0))  # KeyFilter
+        combo = self._combinations(rows[candidate], hashes[candidate])
+        kept_combo = self._kept[combo] if combo.size else np.zeros(0, bool)
+        report.ways_dropped += int(combo.size - kept_combo.sum())
+        keep = np.zeros(way_id.size, bool)
+        keep[candidate[kept_combo]] = True
+        keep &= way_nrefs >= 2
+        combo_of = np.zeros(way_id.size, np.int32)
+        combo_of[candidate] = combo
+        self.ids.append(way_id[keep])
+        self.lengths.append(way_nrefs[keep])
+        self.refs.append(refs[np.repeat(keep, way_nrefs)])
+        self.combo_of.append(combo_of[keep])
+
+    def _value(self, s: bytes) -> int:
+        v = self.values.get(s)
+        if v is None:
+            v = self.values[s] = len(self.value_text)
+            self.value_text.append(s.decode("utf-8", "replace"))
+        return v
+
+    def _combinations(self, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+        """Global combination id of every row; a new combination gets its profile."""
+        if rows.shape[0] == 0:
+            return np.zeros(0, np.int32)
+        _, first, inv = np.unique(hashes, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+        if not np.array_equal(rows, rows[first][inv]):   # a hash collision: sort rows
+            order = np.lexsort(rows.T[::-1])
+            srt = rows[order]
+            new = np.r_[True, np.any(srt[1:] != srt[:-1], axis=1)]
+            inv = np.empty(rows.shape[0], np.int64)
+            inv[order] = np.cumsum(new) - 1
+            first = order[new]
+        ids = np.empty(first.size, np.int32)
+        for i, row in enumerate(rows[first]):
+            k = row.tobytes()
+            c = self.combos.get(k)
+            if c is None:
+                c = self.combos[k] = len(self.profiles)
+                tags = {key: self.value_text[v] for key, v in zip(WAY_KEYS, row.tolist())
+                        if v >= 0}
+                self.profiles.append(way_profile(tags))
+                self._kept = np.r_[self._kept, self.profiles[-1] is not None]
+            ids[i] = c
+        return ids[inv]
+
+
+def _restrictions(strings, rel_id, rel_nmembers, member_id, member_role, member_type,
+                  rel_ntags, rel_k, rel_v, report: OsmReport) -> list:
+    """read_restriction of every relation tagged type=restriction (TagFilter)."""
+    try:
+        k, v = strings.index(b"type"), strings.index(b"restriction")
+    except ValueError:
+        return []
+    owner = np.repeat(np.arange(rel_id.size), rel_ntags)
+    chosen = np.unique(owner[(rel_k == k) & (rel_v == v)])
+    if chosen.size == 0:
+        return []
+    if np.any(member_type > 2) or np.any(member_type < 0):
+        raise Damaged("a relation member of unknown type")
+    text = [s.decode("utf-8", "replace") for s in strings]
+    tag_first = np.r_[0, np.cumsum(rel_ntags)]
+    mem_first = np.r_[0, np.cumsum(rel_nmembers)]
+    out = []
+    for r in chosen.tolist():
+        tags = _Tags(Tag(text[a], text[b]) for a, b in
+                     zip(rel_k[tag_first[r]:tag_first[r + 1]].tolist(),
+                         rel_v[tag_first[r]:tag_first[r + 1]].tolist()))
+        span = slice(mem_first[r], mem_first[r + 1])
+        members = [Member(_MEMBER_TYPE[t], i, text[role]) for t, i, role in
+                   zip(member_type[span].tolist(), member_id[span].tolist(),
+                       member_role[span].tolist())]
+        got = read_restriction(Relation(tags, members), report)
+        if got is not None:
+            out.append(got)
+    return out
+
+
+def read_pbf(path, report: OsmReport, cancel, on_bytes=None, threads=None):
+    """(way_ids, lengths, ref_u, unique_ids, xy, prof_table, way_prof, restrictions),
+    as engine.io.osm's libosmium reader returns them; raises pbf_file.Unsupported or
+    pbf_file.Damaged."""
+    ways = PbfWays()
+    node_parts, restrictions = [], []
+    for block in data_blocks(path, threads, on_bytes):
+        cancel.check()
+        (raw, meta, counts, str_start, str_end, node_id, node_x, node_y, way_id, way_nrefs,
+         refs, way_ntags, way_k, way_v, rel_id, rel_nmembers, member_id, member_role,
+         member_type, rel_ntags, rel_k, rel_v) = block
+        if node_id.size:
+            node_parts.append((node_id, node_x, node_y))
+        if way_id.size:
+            ways.add_block(raw, str_start, str_end, way_id, way_nrefs, refs, way_ntags, way_k,
+                           way_v, report)
+        if rel_id.size:
+            data = raw.data   # the decompressed bytes
+            strings = [bytes(data[a:b]) for a, b in zip(str_start.tolist(), str_end.tolist())]
+            restrictions += _restrictions(strings, rel_id, rel_nmembers, member_id,
+                                          member_role, member_type, rel_ntags, rel_k,
+                                          rel_v, report)
+    cancel.check()
+    refs = _concat(ways.refs, np.int64)
+    ways.refs = None
+    unique_ids, ref_u, xy = _index_refs(refs, *_node_table(node_parts))
+    del refs
+    prof_table = np.array([p if p is not None else (0,) * 10 for p in ways.profiles],
+                          np.float64).reshape(-1, 10)
+    return (_concat(ways.ids, np.int64), _concat(ways.lengths, np.int64),
+            ref_u, unique_ids, xy, prof_table,
+            _concat(ways.combo_of, np.int32), restrictions)
+
+
+def _concat(parts, dtype) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+
+def _node_table(node_parts):
+    """(ids, x, y) of every node of the file, sorted by id; of an id given twice, the
+    last location counts (as in libosmium's location index)."""
+    ids = _concat([p[0] for p in node_parts], np.int64)
+    xs = _concat([p[1] for p in node_parts], np.int32)
+    ys = _concat([p[2] for p in node_parts], np.int32)
+    node_parts.clear()
+    if ids.size > 1 and not np.all(ids[1:] > ids[:-1]):   # not sorted: sort, last wins
+        order = np.argsort(ids, kind="stable")
+        ids = ids[order]
+        last = np.r_[ids[1:] != ids[:-1], True]
+        order = order[last]
+        ids, xs, ys = ids[last], xs[order], ys[order]
+    return ids, xs, ys
+
+
+def _index_refs(refs, ids, xs, ys):
+    """(unique_ids, ref_u, xy) = np.unique(refs, return_inverse=True) and the [k, 2]
+    int64 fixed-point locations of unique_ids (INVALID_COORD where the file has no
+    such node). Where node ids are compact (generated files, renumbered extracts) an
+    id -> row table replaces the sort of all refs."""
+    if ids.size and refs.size and ids[-1] - ids[0] < 2 * ids.size + (1 << 20):
+        row = np.full(int(ids[-1] - ids[0]) + 1, -1, np.int32 if ids.size < 2**31 else np.int64)
+        row[ids - ids[0]] = np.arange(ids.size)
+        inside = (refs >= ids[0]) & (refs <= ids[-1])
+        if inside.all():
+            pos = row[refs - ids[0]]
+            del row
+            if (pos >= 0).all():   # every ref is a node of the file
+                used = np.zeros(ids.size, bool)
+                used[pos] = True
+                rank = np.cumsum(used, dtype=np.int64) - 1
+                ref_u = rank[pos]
+                return ids[used], ref_u, np.stack([xs[used], ys[used]], axis=1).astype(np.int64)
+    unique_ids, ref_u = np.unique(refs, return_inverse=True)
+    xy = np.full((unique_ids.size, 2), INVALID_COORD, np.int64)
+    if ids.size:
+        pos = np.minimum(np.searchsorted(ids, unique_ids), ids.size - 1)
+        found = ids[pos] == unique_ids
+        xy[found, 0] = xs[pos[found]]
+        xy[found, 1] = ys[pos[found]]
+    return unique_ids, ref_u.reshape(-1).astype(np.int64), xy

@@ -73,9 +73,11 @@ def bench_memory() -> tuple[list[str], list[list[str]]]:
                     "node_level 4n + per hierarchy arc: tail, head, weight, child1, child2 40 "
                     "+ up/down id 8 + core k^2 12"))
     query = phast.PhastQuery(h, cpu)
-    index = {f"index.{k}": v for k, v in arrays(query.index).items()}
-    prep = arrays(query.prepared)
-    own = {f"prepared.{k}": v for k, v in prep.items() if not any(v is a for a in arrays(g).values())}
+    shared = [*arrays(g).values(), *held.values()]       # the graph's and the hierarchy's own
+    index = {f"index.{k}": v for k, v in arrays(query.index).items()
+             if not any(v is a for a in shared)}
+    own = {f"prepared.{k}": v for k, v in arrays(query.prepared).items()
+           if not any(v is a for a in shared)}
     rows.append(row("PHAST index: sweep arrays by level + the graph prepared for parents",
                     {**index, **own}, n, m, "per hierarchy arc (up or down): tail, head, weight 24; "
                     "+ uint32 weight 4m (GPU: + up_begin/up_end 16n, level 4n, core_index 4n)"))

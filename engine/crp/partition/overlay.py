@@ -28,10 +28,12 @@ import numpy as np
 
 from engine.core.turns import Turns, turn_graph
 from engine.core.graph import csr_offsets
+from engine.crp.partition.overlay_build import edge_counts, fill_edges, vertex_order
 from engine.io.limits import check_allocation
 
-EDGE_BYTES, EDGE_BUILD_BYTES = 16, 40   # a local edge of a level above 0 kept; its level's build
-SHORTCUT_BYTES = 4                      # a customization's S_l entry (int32)
+EDGE_BYTES = 8          # a local edge of a level above 0: head vertex and weight index (int32)
+SHORTCUT_BYTES = 4      # a customization's S_l entry (int32)
+INT32_MAX = np.iinfo(np.int32).max
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,9 +50,10 @@ class LevelTopology:
     clique_first: np.ndarray    # int64 [C+1] offsets of the cells' matrices in S_l
     vertex_first: np.ndarray    # int32 [C+1] local vertices of cell c (entries, inner, exits)
     vertex_arc: np.ndarray      # int32 [V] the arc each local vertex stands for
-    edge_first: np.ndarray      # int64 [V+1] local CSR by source vertex
+    edge_first: np.ndarray      # int32 [V+1] local CSR by source vertex (int64 past 2^31-1 edges)
     edge_to: np.ndarray         # int32 [E] global local-vertex index of the edge's head
-    edge_weight: np.ndarray     # int64 [E] index of the edge's cost in the level below
+    edge_weight: np.ndarray     # int32 [E] index of the edge's cost in the level below (int64
+    #                             where the level below has more than 2^31-1 turns or shortcuts)
 
     @property
     def num_shortcuts(self) -> int:
@@ -78,8 +81,9 @@ class Overlay:
         cell_of = np.asarray(partition.cell_of)
         self.cell_of = cell_of
         self.query_level = np.asarray(partition.query_level, dtype=bool)
-        crossings = cell_of[:, graph.tail] != cell_of[:, graph.head]
-        self.arc_level = crossings.sum(axis=0).astype(np.int8)
+        self.arc_level = np.zeros(graph.num_arcs, dtype=np.int8)    # levels an arc crosses
+        for cells in cell_of:                                        # one arc-sized row at a time
+            self.arc_level += cells[graph.tail] != cells[graph.head]
         self.boundary_arc = np.flatnonzero(self.arc_level > 0).astype(np.int32)
         self.arc_to_boundary = np.full(graph.num_arcs, -1, dtype=np.int32)
         self.arc_to_boundary[self.boundary_arc] = np.arange(self.boundary_arc.size, dtype=np.int32)
@@ -117,69 +121,65 @@ class Overlay:
         nx = np.diff(exit_first).astype(np.int64)
         clique_first = np.zeros(num_cells + 1, dtype=np.int64)
         np.cumsum(ne * nx, out=clique_first[1:])
-        local = self._local_graph(level, cells, num_cells, entry_arc, exit_arc, exit_first)
+        local = self._local_graph(level, cells, num_cells, exit_arc)
         return LevelTopology(level, num_cells, entry_first, entry_arc, exit_first, exit_arc,
                              entry_row, exit_col, clique_first, *local)
 
-    def _local_graph(self, level, cells, num_cells, entry_arc, exit_arc, exit_first):
-        """Local vertices (per cell: entries, inner vertices, exits) and edges."""
-        g = self.graph
+    def _local_graph(self, level, cells, num_cells, exit_arc):
+        """Local vertices (per cell: entries, inner vertices, exits) and edges, in linear
+        time (engine.crp.partition.overlay_build); build scratch is arc-sized int32."""
+        g, turns = self.graph, self.turns
         if level == 0:
             inner_arcs = np.arange(g.num_arcs, dtype=np.int32)
         else:
             inner_arcs = self.boundary_arc[self.arc_level[self.boundary_arc] > level - 1]
-        is_entry = self.arc_level[inner_arcs] > level
-        inner_cell = cells[g.head[inner_arcs]]
-        exit_cell = cells[g.tail[exit_arc]]
-        arcs = np.concatenate([inner_arcs, exit_arc])
-        cell = np.concatenate([inner_cell, exit_cell])
-        group = np.concatenate([np.where(is_entry, 0, 1), np.full(exit_arc.size, 2)])
-        order = np.lexsort((arcs, group, cell))
-        vertex_arc = arcs[order].astype(np.int32)
-        vertex_first = csr_offsets(cell[order], num_cells)
-        position = np.empty(order.size, dtype=np.int64)
-        position[order] = np.arange(order.size)
-        inner_vertex = np.full(g.num_arcs, -1, dtype=np.int64)      # arc -> its non-exit vertex
-        inner_vertex[inner_arcs] = position[:inner_arcs.size]
-        exit_vertex = np.full(g.num_arcs, -1, dtype=np.int64)       # arc -> its exit vertex
-        exit_vertex[exit_arc] = position[inner_arcs.size:]
+        if inner_arcs.size + exit_arc.size > INT32_MAX:
+            raise ValueError(f"level {level} has more than 2^31-1 local vertices")
+        vertex_first, inner_pos, exit_pos = vertex_order(
+            cells[g.head[inner_arcs]], self.arc_level[inner_arcs] > level,
+            cells[g.tail[exit_arc]], num_cells)
+        vertex_arc = np.empty(int(vertex_first[-1]), dtype=np.int32)
+        vertex_arc[inner_pos], vertex_arc[exit_pos] = inner_arcs, exit_arc
+        inner_vertex = np.full(g.num_arcs, -1, dtype=np.int32)    # arc -> its non-exit vertex
+        inner_vertex[inner_arcs] = inner_pos
+        exit_vertex = np.full(g.num_arcs, -1, dtype=np.int32)     # arc -> its exit vertex
+        exit_vertex[exit_arc] = exit_pos
+        del inner_arcs, inner_pos, exit_pos
         if level == 0:
-            src_arc, dst_arc, weight = self.turns.from_arc, self.turns.to_arc, \
-                np.arange(self.turns.num_turns, dtype=np.int64)
+            none = np.zeros(0, dtype=np.int32)
+            sub = (g.head, cells, self.arc_to_boundary, none, none, np.zeros(0, np.int64))
+            sub_exit_arc, num_weights = none, turns.num_turns
         else:
-            src_arc, dst_arc, weight = self._subcell_edges(level - 1)
-        same = cells[g.head[dst_arc]] == cells[g.head[src_arc]]
-        src = inner_vertex[src_arc]
-        dst = np.where(same, inner_vertex[dst_arc], exit_vertex[dst_arc])
-        by_src = np.argsort(src, kind="stable")
-        edge_first = csr_offsets(src, vertex_arc.size, np.int64)
-        return (vertex_first, vertex_arc, edge_first, dst[by_src].astype(np.int32),
-                weight[by_src])
+            t = self.levels[level - 1]
+            sub = (g.head, self.cell_of[level - 1], self.arc_to_boundary, t.entry_row,
+                   t.exit_first, t.clique_first)
+            sub_exit_arc, num_weights = t.exit_arc, t.num_shortcuts
+        args = (vertex_arc, exit_vertex, level == 0, turns.first_turn, sub)
+        degree = edge_counts(*args)
+        edge_first = np.zeros(vertex_arc.size + 1, dtype=_index_dtype(int(degree.sum())))
+        np.cumsum(degree, out=edge_first[1:])
+        del degree
+        edge_to = np.empty(int(edge_first[-1]), dtype=np.int32)
+        edge_weight = np.empty(edge_to.size, dtype=_index_dtype(num_weights))
+        fill_edges(vertex_arc, exit_vertex, inner_vertex, edge_first, level == 0,
+                   turns.first_turn, turns.to_arc, sub, sub_exit_arc, cells, edge_to, edge_weight)
+        return vertex_first, vertex_arc, edge_first, edge_to, edge_weight
 
-    def _subcell_edges(self, sub: int):
-        """(entry arc, exit arc, index in S_sub) of every shortcut of level ``sub``."""
-        t = self.levels[sub]
-        ne = np.diff(t.entry_first).astype(np.int64)
-        nx = np.diff(t.exit_first).astype(np.int64)
-        size = ne * nx
-        cell = np.repeat(np.arange(t.num_cells, dtype=np.int64), size)
-        k = np.arange(int(size.sum()), dtype=np.int64) - np.repeat(t.clique_first[:-1], size)
-        r, j = k // nx[cell], k % nx[cell]
-        src = t.entry_arc[t.entry_first[cell] + r]
-        dst = t.exit_arc[t.exit_first[cell] + j]
-        return src, dst, np.arange(size.sum(), dtype=np.int64)
+
+def _index_dtype(count: int):
+    """int32 for indices below ``count`` where they fit, else int64."""
+    return np.int32 if count <= INT32_MAX else np.int64
 
 
 def matrix_bytes(graph, partition) -> tuple[int, int]:
     """(bytes, shortcuts): the peak of building the overlay of ``partition`` and of one
     customization on it, estimated from the cells' entries and exits in O(levels x arcs)
     (nothing of the matrices' size allocated). A level above 0 has one local edge per
-    shortcut of the level below; they stay, and building the largest level takes
-    EDGE_BUILD_BYTES each for a while; customizing adds every S_l and the unpacking
-    trees (entries x other local vertices, engine.crp.customization.trees). Within 15 %
-    of the measured peak resident memory on random partitions of Heidelberg (0.4-1.5 GB)."""
+    shortcut of the level below, EDGE_BYTES each, built in place (no per-edge scratch:
+    engine.crp.partition.overlay_build); customizing adds every S_l and the unpacking
+    trees (entries x other local vertices, engine.crp.customization.trees)."""
     tail, head = graph.tail, graph.head
-    edges = largest = shortcuts = tree_slots = widest = 0
+    edges = shortcuts = tree_slots = widest = 0
     below, below_crossing = 0, None
     for level, cells in enumerate(np.asarray(partition.cell_of)):
         num_cells = int(cells.max()) + 1 if cells.size else 0
@@ -190,18 +190,18 @@ def matrix_bytes(graph, partition) -> tuple[int, int]:
             nv = np.bincount(cells[head[below_crossing]], minlength=num_cells) + nx
             tree_slots += int((ne * (nv - ne)).sum())
             widest = max(widest, int(nv.max(initial=0)))
-            edges, largest = edges + below, max(largest, below)
+            edges += below
         below, below_crossing = int((ne * nx).sum()), crossing
         shortcuts += below
     metric = SHORTCUT_BYTES * shortcuts + tree_slots * (2 if widest < 2**15 else 4)
-    return EDGE_BYTES * edges + max(EDGE_BUILD_BYTES * largest, metric), shortcuts
+    return EDGE_BYTES * edges + metric, shortcuts
 
 
 def _grouped(arcs: np.ndarray, cell: np.ndarray, num_cells: int, arc_to_boundary: np.ndarray,
              num_boundary: int):
-    """Arcs sorted by (cell, arc id), the cells' offsets, and each arc's position in its
-    cell indexed by level-0 boundary index (-1 for the others)."""
-    order = np.lexsort((arcs, cell))
+    """Arcs (ascending) sorted by (cell, arc id), the cells' offsets, and each arc's
+    position in its cell indexed by level-0 boundary index (-1 for the others)."""
+    order = np.argsort(cell, kind="stable")          # arcs come ascending: ties keep arc order
     sorted_arcs = arcs[order].astype(np.int32)
     first = csr_offsets(cell[order], num_cells)
     pos = np.full(num_boundary, -1, dtype=np.int32)

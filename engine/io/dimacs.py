@@ -17,9 +17,10 @@ from types import SimpleNamespace
 import numpy as np
 
 from engine.core.graph import GraphError, RoadGraph
-from engine.io.dimacs_text import RecordStream, problem_numbers
+from engine.io.dimacs_text import PARSE_THREADS, RecordStream, problem_numbers
 from engine.io.errors import LoadError
-from engine.io.limits import budget_binds, check_allocation, expansion_limit, open_regular
+from engine.io.limits import (CHUNK_BYTES, budget_binds, check_allocation, expansion_limit,
+                              open_regular)
 from engine.core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from engine.core.units import infer_units
 
@@ -30,6 +31,7 @@ MIN_RECORD_LINE = 8          # "a 1 2 3\n", "v 1 2 3\n": no record line is short
 ISOLATED_NODES = 2**20       # nodes a .gr may declare beyond the 2 per arc its arcs can touch
 BYTES_PER_ARC = 64           # parse blocks, the sort by tail, CSR arrays, one metric
 BYTES_PER_NODE = 48          # first_out, node ids, coordinates
+PARSE_BYTES_PER_BYTE = 12    # a block's line, token and number arrays, parsed or waiting
 INT32_MAX = int(np.iinfo(np.int32).max)
 SIBLING = " (sibling)"       # marks a sibling file in RoadGraph.source
 
@@ -58,8 +60,16 @@ def _check_gr_counts(path: Path, n: int, m: int, line: int) -> None:
         raise LoadError(path, f"the problem line announces {n:,} nodes for {m:,} arcs: at most "
                               f"{2 * m + ISOLATED_NODES:,} (2 per arc + {ISOLATED_NODES:,} "
                               "isolated) are accepted", line=line)
-    check_allocation(n * BYTES_PER_NODE + m * BYTES_PER_ARC,
+    check_allocation(n * BYTES_PER_NODE + m * BYTES_PER_ARC + _parse_bytes(path),
                      f"a graph of {n:,} nodes and {m:,} arcs", path)
+
+
+def _parse_bytes(path: Path) -> int:
+    """What the parser's blocks in flight take at most (2 x PARSE_THREADS blocks, never
+    more than the file): about 0.8 GB with 8 threads, whatever the graph's size."""
+    f, size = open_regular(path)
+    f.close()
+    return PARSE_BYTES_PER_BYTE * min(expansion_limit(path, size), 2 * PARSE_THREADS * CHUNK_BYTES)
 
 
 def parse_gr(path: Path, cancel: CancelToken = NEVER_CANCELLED):

@@ -86,14 +86,23 @@ class RecordStream:
         sequential pass would meet first."""
         line0, ahead = 0, deque()
         blocks = read_chunks(self.path, cancel)
-        with ThreadPoolExecutor(max_workers=PARSE_THREADS) as pool:
+        pool = ThreadPoolExecutor(max_workers=PARSE_THREADS)
+        try:
             while (block := self._next(blocks, ahead)) is not None:
                 ahead.append(pool.submit(self._parse, block, line0))
                 line0 += block.count(b"\n") + (not block.endswith(b"\n"))
                 if len(ahead) >= 2 * PARSE_THREADS:
                     self._consume(*ahead.popleft().result())
             while ahead:
+                if cancel is not None:
+                    cancel.check()
                 self._consume(*ahead.popleft().result())
+        except BaseException:
+            # cancelled or refused: blocks not started are dropped, and those being
+            # parsed finish in the background (one block each), unwaited for
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
         if self.p_line is None:
             raise LoadError(self.path, f"no problem line ('{self.problem} N ...')")
         return self

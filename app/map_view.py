@@ -2,17 +2,19 @@
 
 One ``PlotCurveItem`` with ``connect='pairs'`` per road-class group, 1-px cosmetic pens
 (major roads slightly wider, on top). Level of detail is ours: after the view settles
-(debounced ``sigRangeChanged``) the curves get the level of ``NetworkDrawing`` whose
-grid cell is at most a pixel, cropped to the view and a margin when it is large. Node
-dots appear only when few nodes are in view. Clicks snap to the nearest node (cKDTree).
+(debounced ``sigRangeChanged``) ``NetworkDrawing.detail`` picks the level whose grid cell
+is at most a pixel and the road groups that fit ``segment_budget`` segments, in order of
+importance (zoomed out over a big network: the main roads; zoomed in: every road, exact);
+a large level is cropped to the view and a margin, found through the level's tile index.
+Node dots appear only when few nodes are in view. Clicks snap to the nearest node (cKDTree).
 
 The first view (and View ▸ Fit network) fits the bulk of the network
-(``NetworkDrawing.bulk``), not outliers. Minor classes are hidden when zoomed far out,
-except the classes that carry the route or a marker: a route or a marker never sits
-on a road that is not drawn. A scale bar (app/scale_bar.py) sits in the bottom-left.
+(``NetworkDrawing.bulk``). Minor classes are hidden when zoomed far out; the classes
+that carry the route or a marker are always drawn (a route never sits on a road that is
+not). A scale bar (app/scale_bar.py) sits in the bottom-left.
 
 A ``Colouring`` (made by a controller: tree distances, contraction levels) replaces
-the road-class curves by one curve per bin, filled from the same levels of detail.
+the road-class curves by one curve per bin, filled from the same levels and groups.
 Right-clicks ask for a context menu; while ``hover_enabled``, the node under the mouse
 is reported at most every HOVER_INTERVAL_MS. Overlays (app/features/hierarchy/overlay.py) add
 their own items to ``plot`` and may take a click first (``add_click_handler``).
@@ -37,6 +39,7 @@ CROP_MARGIN = 0.5              # cropped region: the view plus this share of it 
 MAX_NODE_DOTS = 2_000
 NODE_DOTS_BELOW_MPP = 2.5      # node dots only when a pixel covers less than this
 MINOR_HIDDEN_ABOVE_MPP = 60.0  # minor classes are hidden when a pixel covers more metres
+SEGMENT_BUDGET = 200_000      # segments drawn at most (bar pinned groups): pan <= ~100 ms at any size
 HOVER_INTERVAL_MS = 40         # hovered node reported at most this often
 HOVER_RADIUS_PX = 25           # ... when it is this close to the mouse
 
@@ -62,6 +65,9 @@ class MapView(QWidget):
         self.drawing: NetworkDrawing | None = None
         self.level: Level | None = None
         self._crop: tuple | None = None
+        self._base: Level | None = None          # the level for the zoom, before the budget
+        self._groups = 0                         # bit mask of the road groups drawn
+        self.segment_budget = SEGMENT_BUDGET
         self._curves: list[pg.PlotCurveItem] = []
         self._colouring: Colouring | None = None
         self._bin_curves: list[pg.PlotCurveItem] = []    # one per bin of the colouring
@@ -150,7 +156,7 @@ class MapView(QWidget):
         for c in self._curves:
             self.plot.removeItem(c)
         self._curves = []
-        self.drawing, self.level, self._crop = drawing, None, None
+        self.drawing, self.level, self._crop, self._base, self._groups = drawing, None, None, None, 0
         self.scale_bar.attach(drawing)
         self.set_route(None)
         self.set_marker("source", None)
@@ -161,13 +167,7 @@ class MapView(QWidget):
         if drawing is None:
             self.show_message(no_coordinates_text)
             return
-        for group in drawing.groups:
-            curve = pg.PlotCurveItem(pen=pg.mkPen(group.color, width=group.width),
-                                     connect="pairs", skipFiniteCheck=True)
-            curve.setZValue(group.z)
-            curve.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
-            self.plot.addItem(curve, ignoreBounds=True)
-            self._curves.append(curve)
+        self._curves = [self._add_curve(pg.mkPen(g.color, width=g.width), g.z) for g in drawing.groups]
         self.stack.setCurrentWidget(self.plot)
         self.fit()
 
@@ -211,13 +211,16 @@ class MapView(QWidget):
         self._bin_curves, self._segment_bins, self._hovered = [], {}, -1
         self._colouring = colouring
         if colouring is not None:
-            for pen, z in zip(colouring.pens, colouring.z):
-                curve = pg.PlotCurveItem(pen=pen, connect="pairs", skipFiniteCheck=True)
-                curve.setZValue(z)
-                curve.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
-                self.plot.addItem(curve, ignoreBounds=True)
-                self._bin_curves.append(curve)
+            self._bin_curves = [self._add_curve(pen, z) for pen, z in zip(colouring.pens, colouring.z)]
         self.update_detail(refill=True)
+
+    def _add_curve(self, pen, z: float) -> pg.PlotCurveItem:
+        """A big segments curve; its device cache makes a marker drag or a pan cheap."""
+        curve = pg.PlotCurveItem(pen=pen, connect="pairs", skipFiniteCheck=True)
+        curve.setZValue(z)
+        curve.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+        self.plot.addItem(curve, ignoreBounds=True)
+        return curve
 
     def dim_bins(self, opacity: float) -> None:
         """Fade the binned colouring (a service area drawn over the tree reads better
@@ -235,7 +238,8 @@ class MapView(QWidget):
         seg_bin = self._segment_bins.get(id(level))
         if seg_bin is None:
             seg_bin = self._segment_bins[id(level)] = self._colouring.segment_bins(level)
-        idx = level.select(rect=crop)
+        idx = np.concatenate([level.select(g, crop) for g in range(len(self.drawing.groups))
+                              if self._groups >> g & 1])
         b = seg_bin[idx]
         order = np.argsort(b, kind="stable")
         idx = idx[order]
@@ -244,47 +248,50 @@ class MapView(QWidget):
             x, y = level.pairs_of(idx[first[k]:first[k + 1]])
             curve.setData(x=x, y=y)
 
+    def _crop_for(self, base: Level, view):
+        """The region to fill: None (all) for a small network; else the view and a margin,
+        kept while the view stays inside it at the same level and is not zoomed far in."""
+        if self.drawing.exact.num_segments <= CROP_ABOVE_SEGMENTS:
+            return None
+        w, h = view[2] - view[0], view[3] - view[1]
+        old = self._crop
+        if (base is self._base and old is not None and _inside(view, old)
+                and old[2] - old[0] <= 2 * (1 + 2 * CROP_MARGIN) * w):
+            return old
+        return (view[0] - CROP_MARGIN * w, view[1] - CROP_MARGIN * h,
+                view[2] + CROP_MARGIN * w, view[3] + CROP_MARGIN * h)
+
     def update_detail(self, refill: bool = False) -> None:
-        """Fill the curves with the level of detail and region that the view needs."""
-        d = self.drawing
-        if d is None:
+        """Fill the curves with the level of detail, groups and region that the view needs."""
+        if (d := self.drawing) is None:
             return
-        mpp = self.metres_per_pixel()
-        level = d.level_for(mpp)
-        view = self.view_rect()
-        crop = None
-        if level.num_segments > CROP_ABOVE_SEGMENTS:
-            w, h = view[2] - view[0], view[3] - view[1]
-            old = self._crop
-            if (level is self.level and old is not None and _inside(view, old)
-                    and old[2] - old[0] <= 2 * (1 + 2 * CROP_MARGIN) * w):
-                crop = old       # still inside the cropped region, and not zoomed far in
-            else:
-                crop = (view[0] - CROP_MARGIN * w, view[1] - CROP_MARGIN * h,
-                        view[2] + CROP_MARGIN * w, view[3] + CROP_MARGIN * h)
-        if refill or level is not self.level or crop != self._crop:
-            self.level, self._crop = level, crop
+        mpp, view = self.metres_per_pixel(), self.view_rect()
+        crop = self._crop_for(base := d.level_for(mpp), view)
+        eligible = sum(1 << g for g, group in enumerate(d.groups)      # a colouring shows every class
+                       if group.major or mpp <= MINOR_HIDDEN_ABOVE_MPP or self._colouring is not None)
+        pinned = self._pinned["route"] | self._pinned["source"] | self._pinned["target"]
+        level, groups = d.detail(mpp, crop, self.segment_budget, eligible, pinned)
+        whole = refill or level is not self.level or crop != self._crop
+        if whole or groups != self._groups:
+            changed = groups ^ self._groups
+            self.level, self._crop, self._base, self._groups = level, crop, base, groups
             if self._colouring is not None:
                 self._fill_bins(level, crop)
-            else:
-                for g, curve in enumerate(self._curves):
-                    curve.setData(*level.pairs(g, crop))
-        self._update_visibility(mpp)
+            for g, curve in enumerate(self._curves):
+                if whole or changed >> g & 1:     # undrawn groups hold no arrays
+                    curve.setData(*(level.pairs(g, crop) if groups >> g & 1 and self._colouring is None
+                                    else (np.zeros(0), np.zeros(0))))
+        for g, curve in enumerate(self._curves):
+            curve.setVisible(self._colouring is None and bool(groups >> g & 1))
         self._update_nodes(view, mpp)
         self.detail_changed.emit()
-
-    def _update_visibility(self, mpp: float) -> None:
-        pinned = self._pinned["route"] | self._pinned["source"] | self._pinned["target"]
-        for g, (group, curve) in enumerate(zip(self.drawing.groups, self._curves)):
-            curve.setVisible(self._colouring is None and
-                             (group.major or mpp <= MINOR_HIDDEN_ABOVE_MPP or bool(pinned >> g & 1)))
 
     def _pin(self, what: str, groups: int) -> None:
         """Keep the road groups ``groups`` (a bit mask) drawn for the route or a marker."""
         if groups != self._pinned[what]:
             self._pinned[what] = groups
-            if self.drawing is not None and self.level is not None:
-                self._update_visibility(self.metres_per_pixel())
+            if self.level is not None:
+                self.update_detail()
 
     def drawn_groups(self) -> list[str]:
         """Labels of the road groups drawn now (tests)."""

@@ -4,10 +4,12 @@
   (``graph.xy``), following per-arc geometry, one segment chain per two-way road,
   sorted by road-class group.
 * Level of detail: coarser copies of the segments made by vertex clustering on grids
-  of doubling cell size (every point snaps to the mean of its grid cell, segments that
-  collapse or repeat are dropped). At a zoom where a cell is at most a pixel the picture
-  is the same, with far fewer segments. ``NetworkDrawing.level_for(metres_per_pixel)``
-  picks one; ``Level.pairs(group, rect)`` gives x/y arrays for ``connect='pairs'``.
+  of doubling cell size (a group's points snap to the mean of its points in their grid
+  cell, segments that collapse or repeat are dropped). At a zoom where a cell is at
+  most a pixel the picture is the same, with far fewer segments; ``NetworkDrawing.detail``
+  picks the level and the road groups that fit a segment budget (the main roads first).
+  Each level is indexed by tiles (``Level.select``: a crop costs what it returns);
+  ``Level.pairs(group, rect)`` gives x/y arrays for ``connect='pairs'``.
   Every segment remembers the two end nodes of the road it draws (``end_a``, ``end_b``;
   on a coarse level, of one road it stands for), so per-node values such as the
   distances of a shortest-path tree can colour any level.
@@ -41,47 +43,110 @@ KEEP_LEVEL_BELOW = 0.8
 BULK_PERCENTILE = 1.0
 BULK_COMPONENT_SHARE = 0.05
 BULK_REACH = 0.05      # nodes this share of the box's size beyond it are not outliers
+# The segment index: about this many segments per tile of a level's grid (at most
+# MAX_TILES_ACROSS tiles along a side; the keys stay int32).
+SEGMENTS_PER_TILE = 32
+MAX_TILES_ACROSS = 4096
+LONG_TILE = np.iinfo(np.int32).max   # the key of segments longer than a tile
 
 
 @dataclass(frozen=True)
 class Level:
-    """Segments of one level of detail, sorted by group: group g is [first[g], first[g+1])."""
+    """Segments of one level of detail, sorted by group: group g is [first[g], first[g+1]).
+
+    A segment is two indices into ``points`` (the drawing's points for the exact level,
+    the cluster centres for a coarse one): 8 bytes, not 32 of coordinates. Within a
+    group, segments are sorted by the grid tile of their midpoint (``tile``), so that
+    the segments meeting a rectangle are a few contiguous runs found by binary search
+    (``select``), not a scan of the whole level: a re-crop costs what it draws.
+    Segments longer than a tile (a ferry, a long straight road) sort after the tiles
+    of their group (tile = LONG_TILE) and are tested one by one.
+    """
     cell: float                 # grid cell in metres; 0 for the exact geometry
-    x0: np.ndarray              # float64 [s]
-    y0: np.ndarray
-    x1: np.ndarray
-    y1: np.ndarray
+    points: np.ndarray          # float64 [p, 2]
+    a: np.ndarray               # int32 [s]: first end of each segment, into points
+    b: np.ndarray               # int32 [s]
     group_first: np.ndarray     # int64 [num_groups + 1]
     end_a: np.ndarray           # int32 [s]: the end nodes of the road a segment draws
     end_b: np.ndarray
+    tile: np.ndarray            # int32 [s]: row * columns + column of the midpoint's tile
+    grid: tuple[float, float, float, int, int]   # x origin, y origin, tile size, columns, rows
+    reach: np.ndarray           # float64 [num_groups, 2]: largest half-extent (x, y) of a short segment
 
     @property
     def num_segments(self) -> int:
-        return int(self.x0.size)
+        return int(self.a.size)
+
+    x0 = property(lambda self: self.points[self.a, 0])
+    y0 = property(lambda self: self.points[self.a, 1])
+    x1 = property(lambda self: self.points[self.b, 0])
+    y1 = property(lambda self: self.points[self.b, 1])
+
+    def _runs(self, group: int, rect) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end (absolute, end excluded) of the runs of ``group``'s segments
+        whose midpoint tile can hold a segment meeting ``rect``; the long ones last."""
+        a, b = int(self.group_first[group]), int(self.group_first[group + 1])
+        keys = self.tile[a:b]
+        ox, oy, size, cols, rows = self.grid
+        rx, ry = self.reach[group]
+        c0, c1 = max(int((rect[0] - rx - ox) // size), 0), min(int((rect[2] + rx - ox) // size), cols - 1)
+        r0, r1 = max(int((rect[1] - ry - oy) // size), 0), min(int((rect[3] + ry - oy) // size), rows - 1)
+        row = np.arange(r0, r1 + 1, dtype=np.int64) * cols if c0 <= c1 else np.zeros(0, np.int64)
+        start = np.searchsorted(keys, row + c0, "left")
+        end = np.searchsorted(keys, row + c1, "right")
+        long_start = np.searchsorted(keys, LONG_TILE, "left")
+        return (np.append(start, long_start) + a, np.append(end, keys.size) + a)
+
+    def count(self, group: int, rect=None) -> int:
+        """An upper bound of ``len(select(group, rect))``, cheap: the size of the runs."""
+        if rect is None:
+            return int(self.group_first[group + 1] - self.group_first[group])
+        start, end = self._runs(group, rect)
+        return int((end - start).sum())
 
     def select(self, group: int | None = None, rect=None) -> np.ndarray:
         """Indices of a group's segments (all groups for None) whose box meets ``rect``
         = (xmin, ymin, xmax, ymax), or all of them for no rect."""
-        a, b = (0, self.num_segments) if group is None else \
-            (int(self.group_first[group]), int(self.group_first[group + 1]))
+        if group is None:
+            return np.concatenate([self.select(g, rect) for g in range(self.group_first.size - 1)]
+                                  or [np.zeros(0, np.int64)])
+        a, b = int(self.group_first[group]), int(self.group_first[group + 1])
         if rect is None:
             return np.arange(a, b)
-        x0, y0, x1, y1 = self.x0[a:b], self.y0[a:b], self.x1[a:b], self.y1[a:b]
+        start, end = self._runs(group, rect)
+        idx = _ranges(start, end)
+        pa, pb = self.points[self.a[idx]], self.points[self.b[idx]]
         xmin, ymin, xmax, ymax = rect
-        keep = ((np.maximum(x0, x1) >= xmin) & (np.minimum(x0, x1) <= xmax) &
-                (np.maximum(y0, y1) >= ymin) & (np.minimum(y0, y1) <= ymax))
-        return a + np.flatnonzero(keep)
+        keep = ((np.maximum(pa[:, 0], pb[:, 0]) >= xmin) & (np.minimum(pa[:, 0], pb[:, 0]) <= xmax) &
+                (np.maximum(pa[:, 1], pb[:, 1]) >= ymin) & (np.minimum(pa[:, 1], pb[:, 1]) <= ymax))
+        return idx[keep]
 
     def pairs_of(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Interleaved x, y (start, end, start, end, ...) of the segments ``idx``."""
-        x = np.empty(2 * idx.size)
-        y = np.empty(2 * idx.size)
-        x[0::2], x[1::2], y[0::2], y[1::2] = self.x0[idx], self.x1[idx], self.y0[idx], self.y1[idx]
-        return x, y
+        ends = np.empty(2 * idx.size, dtype=np.int64)
+        ends[0::2], ends[1::2] = self.a[idx], self.b[idx]
+        xy = self.points[ends]
+        return np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1])
 
     def pairs(self, group: int, rect=None) -> tuple[np.ndarray, np.ndarray]:
         """x, y for ``connect='pairs'`` of a group's segments that meet ``rect``."""
         return self.pairs_of(self.select(group, rect))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes this level holds beyond the drawing's points (a coarse level's centres count)."""
+        own = [self.a, self.b, self.end_a, self.end_b, self.tile, self.group_first, self.reach]
+        return sum(x.nbytes for x in own) + (self.points.nbytes if self.cell > 0 else 0)
+
+
+def _ranges(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The concatenation of arange(s, e) for every run (no Python loop)."""
+    length = np.maximum(end - start, 0)
+    total = int(length.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    offset = np.repeat(start - np.cumsum(length) + length, length)
+    return offset + np.arange(total, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -128,14 +193,54 @@ class NetworkDrawing:
                 return level
         return self.exact
 
+    def detail(self, metres_per_pixel: float, rect, budget: int, eligible: int,
+               pinned: int = 0) -> tuple[Level, int]:
+        """What the map draws of ``rect``: a level and a bit mask of groups.
+
+        The level is the coarsest whose cell is at most a pixel (``level_for``), or a
+        coarser one while the most important group alone has more than ``budget``
+        segments in ``rect``. Then groups join in order of importance (the order of
+        ROAD_GROUPS) while they are ``eligible`` and all of them together stay within
+        ``budget`` (a segment of a pen wider than a pixel counts twice): zoomed out over a big network only the main roads are drawn, as on
+        a printed map, and zoomed in every road is. Groups in ``pinned`` (they carry the
+        route or a marker) are drawn always; the most important group too.
+        """
+        k = self.levels.index(self.level_for(metres_per_pixel))
+        cost = [1 + (group.width > 1) for group in self.groups]     # a wide pen paints ~2x slower
+        while True:
+            level = self.levels[k]
+            counts = [level.count(g, rect) * cost[g] for g in range(len(self.groups))]
+            if counts[0] <= budget or k == 0:
+                break
+            k -= 1
+        mask, total = 1, counts[0]
+        for g in range(1, len(counts)):
+            total += counts[g]
+            if not eligible >> g & 1 or total > budget:
+                break
+            mask |= 1 << g
+        return level, mask | pinned
+
+    def memory(self) -> dict[str, int]:
+        """Bytes held per part (docs/memory.md: the window geometry), the KD-tree estimated
+        from its arrays and node count (SciPy keeps its nodes in C++)."""
+        t = self.tree
+        return {"points": self.points.nbytes,
+                "levels": sum(level.nbytes for level in self.levels),
+                "kd-tree": t.data.nbytes + t.indices.nbytes + 72 * t.size,
+                "groups": sum(x.nbytes for x in (self.arc_group, self.node_groups) if x is not None)}
+
     def nearest_node(self, x: float, y: float) -> int:
         return int(self.tree.query([x, y])[1])
 
     def nodes_in(self, rect) -> np.ndarray:
+        """Sorted indices of the nodes in ``rect`` (a KD-tree box query, no scan of every node)."""
         xmin, ymin, xmax, ymax = rect
-        xy = self.node_xy
-        return np.flatnonzero((xy[:, 0] >= xmin) & (xy[:, 0] <= xmax) &
-                              (xy[:, 1] >= ymin) & (xy[:, 1] <= ymax))
+        centre = ((xmin + xmax) / 2, (ymin + ymax) / 2)
+        near = np.asarray(self.tree.query_ball_point(centre, max(xmax - xmin, ymax - ymin) / 2,
+                                                     p=np.inf, return_sorted=True), dtype=np.int64)
+        xy = self.node_xy[near]
+        return near[(xy[:, 0] >= xmin) & (xy[:, 0] <= xmax) & (xy[:, 1] >= ymin) & (xy[:, 1] <= ymax)]
 
 
 def drawing_points(graph: RoadGraph) -> np.ndarray:
@@ -177,7 +282,7 @@ def build_drawing(graph: RoadGraph, coarsest_cells: int | None = None) -> Networ
         bounds = (*points.min(axis=0), *points.max(axis=0))
     else:
         bounds = (0.0, 0.0, 1.0, 1.0)
-    exact = _level(0.0, points, seg_a, seg_b, seg_group, len(groups), ends)
+    exact = _level(0.0, points, seg_a, seg_b, seg_group, len(groups), ends, bounds)
     levels = []
     extent = max(bounds[2] - bounds[0], bounds[3] - bounds[1])
     cell = extent / (coarsest_cells or COARSEST_CELLS)
@@ -230,31 +335,52 @@ def _node_groups(graph: RoadGraph, arc_group: np.ndarray, num_groups: int) -> np
     return mask
 
 
-def _level(cell, points, seg_a, seg_b, seg_group, num_groups, ends) -> Level:
-    order = np.argsort(seg_group, kind="stable")
-    a, b = seg_a[order], seg_b[order]
+def _level(cell, points, seg_a, seg_b, seg_group, num_groups, ends, bounds) -> Level:
+    """A level's segments sorted by (group, midpoint tile), with its grid and reaches."""
+    seg_a, seg_b = seg_a.astype(np.int32), seg_b.astype(np.int32)
+    xmin, ymin, xmax, ymax = bounds
+    across = int(np.clip(np.sqrt(max(seg_a.size, 1) / SEGMENTS_PER_TILE), 1, MAX_TILES_ACROSS))
+    size = max(xmax - xmin, ymax - ymin, 1.0) / across * (1 + 1e-9)
+    cols = int((xmax - xmin) // size) + 1
+    rows = int((ymax - ymin) // size) + 1
+    pa, pb = points[seg_a], points[seg_b]
+    half = np.abs(pb - pa) / 2
+    mid = (pa + pb) / 2
+    col = np.clip(((mid[:, 0] - xmin) // size).astype(np.int64), 0, cols - 1)
+    row = np.clip(((mid[:, 1] - ymin) // size).astype(np.int64), 0, rows - 1)
+    long = (half > size).any(axis=1)
+    tile = np.where(long, LONG_TILE, row * cols + col)
+    order = np.lexsort((tile, seg_group))
     first = np.zeros(num_groups + 1, dtype=np.int64)
     np.cumsum(np.bincount(seg_group, minlength=num_groups), out=first[1:])
-    return Level(cell, points[a, 0], points[a, 1], points[b, 0], points[b, 1], first,
-                 ends[0][order], ends[1][order])
+    half = np.where(long[:, None], 0.0, half)[order]
+    reach = np.zeros((num_groups, 2))
+    for g in range(num_groups):     # the largest half-extent of a short segment, per group
+        if first[g + 1] > first[g]:
+            reach[g] = half[first[g]:first[g + 1]].max(axis=0)
+    return Level(cell, points, seg_a[order], seg_b[order], first, ends[0][order], ends[1][order],
+                 tile[order].astype(np.int32), (float(xmin), float(ymin), float(size), cols, rows), reach)
 
 
 def _clustered_level(cell, points, bounds, seg_a, seg_b, seg_group, num_groups, ends) -> Level:
-    """Vertex clustering: snap points to the mean of their grid cell, drop collapsed
-    and repeated segments (per group); a kept segment keeps the road ends of the first
-    segment it stands for."""
+    """Vertex clustering per road group: the segment ends of a group snap to the mean of
+    that group's ends in their grid cell (a main road is not pulled towards the side
+    streets around it, which made it jagged), and segments that collapse or repeat are
+    dropped; a kept segment keeps the road ends of the first segment it stands for."""
     ij = np.floor((points - np.asarray(bounds[:2])) / cell).astype(np.int64)
-    key = ij[:, 0] * (int(ij[:, 1].max()) + 1) + ij[:, 1]
+    cell_of_point = ij[:, 0] * (int(ij[:, 1].max()) + 1) + ij[:, 1]
+    s = seg_a.size
+    end_point = np.concatenate([seg_a, seg_b])
+    key = np.tile(seg_group.astype(np.int64), 2) * (int(cell_of_point.max()) + 1) + cell_of_point[end_point]
     _, cluster = np.unique(key, return_inverse=True)
     cluster = cluster.ravel()
     count = np.bincount(cluster)
-    centre = np.stack([np.bincount(cluster, points[:, 0]) / count,
-                       np.bincount(cluster, points[:, 1]) / count], axis=1)
-    ca, cb = cluster[seg_a], cluster[seg_b]
+    centre = np.stack([np.bincount(cluster, points[end_point, 0]) / count,
+                       np.bincount(cluster, points[end_point, 1]) / count], axis=1)
+    ca, cb = cluster[:s], cluster[s:]
     keep = ca != cb
     ca, cb, g = ca[keep], cb[keep], seg_group[keep]
-    c = count.size
     lo, hi = np.minimum(ca, cb), np.maximum(ca, cb)
-    _, first = np.unique((g.astype(np.int64) * c + lo) * c + hi, return_index=True)
+    _, first = np.unique(lo * np.int64(count.size) + hi, return_index=True)    # clusters are per group
     kept_ends = (ends[0][keep][first], ends[1][keep][first])
-    return _level(cell, centre, lo[first], hi[first], g[first], num_groups, kept_ends)
+    return _level(cell, centre, lo[first], hi[first], g[first], num_groups, kept_ends, bounds)

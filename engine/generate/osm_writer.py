@@ -8,11 +8,14 @@ What is written
     two-way street are one way from its lower to its higher node (``oneway=no`` on
     motorways, which OSM otherwise takes as one-way); nodes: tail, the bend point if
     any, head. Tags: ``highway`` (the road class), ``maxspeed`` (km/h), ``lanes`` (both
-    directions: twice the per-direction lanes of a two-way street), ``toll=yes``;
+    directions: twice the per-direction lanes of a two-way street), ``toll=yes``, and a
+    ``name`` ("Road 17": the way's id);
   * one ``type=restriction`` relation per banned turn: ``restriction=no_left_turn``
     (the generator bans left turns), from the way of the arc in, via its head node, to
     the way of the arc out.
-Every way has two graph nodes at its ends, so the reader splits nothing and joins
+Every object carries version 1 and a fixed timestamp, changeset and user, as the
+extracts people download do (so the file is as large per object as a real one, and
+the same run gives the same bytes). Every way has two graph nodes at its ends, so the reader splits nothing and joins
 nothing: the same nodes, arcs (lengths to the rounding of 1e-7 degrees) and banned turns.
 
 How: the text of a block of objects is made with NumPy in OSM's OPL format
@@ -34,6 +37,7 @@ from engine.io.atomic import atomic_write
 from engine.io.text_rows import Int, Table, fixed, rows
 
 BLOCK_ROWS = 1 << 18
+META = b" v1 dV c1 t2020-01-01T00:00:00Z i1 uRouteLab"   # OPL: version ... user
 NEEDED_ATTRS = ("road_class", "speed_kmh", "lanes", "oneway")
 
 
@@ -124,13 +128,13 @@ def _bend_points(graph: RoadGraph, arcs: np.ndarray) -> np.ndarray:
 
 
 def _nodes(ids, lon, lat) -> bytes:
-    """``n<id> x<lon> y<lat>`` lines, degrees to 7 decimals (OSM's precision)."""
-    return rows(b"n", Int(ids), b" x", fixed(np.rint(lon * 1e7).astype(np.int64), 7),
+    """``n<id> ... x<lon> y<lat>`` lines, degrees to 7 decimals (OSM's precision)."""
+    return rows(b"n", Int(ids), META, b" T x", fixed(np.rint(lon * 1e7).astype(np.int64), 7),
                 b" y", fixed(np.rint(lat * 1e7).astype(np.int64), 7), b"\n")
 
 
 def _ways(graph: RoadGraph, arcs: np.ndarray, first_id: int) -> bytes:
-    """``w<id> T<tags> Nn<tail>[,n<bend>],n<head>`` lines of the streets of ``arcs``."""
+    """``w<id> ... T<tags> Nn<tail>[,n<bend>],n<head>`` lines of the streets of ``arcs``."""
     n = graph.num_nodes
     tail = np.searchsorted(graph.first_out, arcs, side="right") - 1
     codes, tags = _way_tags(graph, arcs)
@@ -139,7 +143,8 @@ def _ways(graph: RoadGraph, arcs: np.ndarray, first_id: int) -> bytes:
     else:
         first = graph.geometry_first
         has_bend, bend = first[arcs + 1] > first[arcs], first[arcs]
-    return rows(b"w", Int(np.arange(first_id, first_id + arcs.size)), b" T", Table(codes, tags),
+    ids = np.arange(first_id, first_id + arcs.size)
+    return rows(b"w", Int(ids), META, b" T", Table(codes, tags), b",name=Road%20%", Int(ids),
                 b" Nn", Int(tail + 1), Table(has_bend.astype(np.int8), (b"", b",n")),
                 Int(n + 1 + bend, present=has_bend), b",n",
                 Int(graph.head[arcs].astype(np.int64) + 1), b"\n")
@@ -179,6 +184,6 @@ def _restrictions(graph: RoadGraph, way_of_arc: np.ndarray) -> bytes:
     """One ``no_left_turn`` relation per banned turn: from way, via node, to way."""
     tr = graph.turn_restrictions
     via = graph.head[tr.from_arc].astype(np.int64) + 1
-    return rows(b"r", Int(np.arange(1, len(tr) + 1)),
+    return rows(b"r", Int(np.arange(1, len(tr) + 1)), META,
                 b" Ttype=restriction,restriction=no_left_turn Mw", Int(way_of_arc[tr.from_arc]),
                 b"@from,n", Int(via), b"@via,w", Int(way_of_arc[tr.to_arc]), b"@to\n")

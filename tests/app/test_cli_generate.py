@@ -108,3 +108,16 @@ def test_missing_arguments_are_bad_usage(capsys, tmp_path):
 def test_check_without_files_says_so(capsys):
     assert main(["check"]) == 1
     assert "no file given" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["n.rlg", "n.gr", "n.osm.pbf"])
+def test_the_same_arguments_give_the_same_bytes(capsys, tmp_path, name):
+    if name.endswith(".pbf"):
+        pytest.importorskip("osmium")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for folder in ("a", "b"):
+        generate(capsys, "--nodes", 1500, "--seed", 3, "--out", tmp_path / folder / name)
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == sorted(p.name for p in (tmp_path / "b").iterdir())
+    for p in (tmp_path / "a").iterdir():
+        assert p.read_bytes() == (tmp_path / "b" / p.name).read_bytes(), p.name

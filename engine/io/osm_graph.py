@@ -9,6 +9,8 @@ two arcs with interior geometry; all of it is numpy on flat arrays.
 """
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,9 +156,26 @@ def _segments(split: np.ndarray, piece: np.ndarray):
 def _edges(a, b, way_of, node_of_ref, lon_p, lat_p) -> _Edges:
     """Edges between graph nodes; lengths along the polyline, via the running sum of
     segment lengths."""
-    seg = haversine_m(lon_p[:-1], lat_p[:-1], lon_p[1:], lat_p[1:])
+    seg = _consecutive_haversine(lon_p, lat_p)
     cum = np.r_[0.0, np.cumsum(seg)]
     return _Edges(a, b, way_of[a], node_of_ref[a], node_of_ref[b], cum[b] - cum[a])
+
+
+def _consecutive_haversine(lon, lat, chunk: int = 1 << 20) -> np.ndarray:
+    """haversine_m between consecutive points, in chunks on threads (NumPy's loops
+    release the GIL; each element is computed as in one call, so the result is the
+    same)."""
+    n = max(lon.size - 1, 0)
+    if n <= chunk:
+        return haversine_m(lon[:-1], lat[:-1], lon[1:], lat[1:])
+    out = np.empty(n)
+
+    def part(s: int) -> None:
+        e = min(n, s + chunk)
+        out[s:e] = haversine_m(lon[s:e], lat[s:e], lon[s + 1:e + 1], lat[s + 1:e + 1])
+    with ThreadPoolExecutor(min(os.cpu_count() or 1, 16)) as pool:
+        list(pool.map(part, range(0, n, chunk)))
+    return out
 
 
 def _way_speeds(prof, edges: _Edges, num_ways: int):

@@ -15,3 +15,5 @@ from benchmarks import continental  # noqa: E402  (issue #37: the acceptance run
 SECTIONS.update(continental.SECTIONS)
 from benchmarks import partition_scale  # noqa: E402  (issue #37: the CRP partition at scale)
 SECTIONS.update(partition_scale.SECTIONS)
+from benchmarks import osm_scale  # noqa: E402  (issue #37: the OSM loader at scale)
+SECTIONS.update(osm_scale.SECTIONS)

@@ -20,13 +20,14 @@ nothing: the same nodes, arcs (lengths to the rounding of 1e-7 degrees) and bann
 
 How: the text of a block of objects is made with NumPy in OSM's OPL format
 (engine.io.text_rows) and handed to libosmium (``osmium.io.FileBuffer``), which
-parses it and writes PBF blocks in C++; no Python runs per object, memory stays a few
-blocks, and the file is saved atomically (engine.io.atomic). Needs the ``osmium``
+parses it and writes PBF blocks in C++ while the next blocks are formatted in worker
+threads; no Python runs per object, memory stays a few blocks, and the file is saved atomically (engine.io.atomic). Needs the ``osmium``
 package (pyosmium), like the OSM reader.
 """
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +35,7 @@ import numpy as np
 from engine.core.graph import ROAD_CLASSES, RoadGraph
 from engine.core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from engine.io.atomic import atomic_write
-from engine.io.text_rows import Int, Table, fixed, rows
+from engine.io.text_rows import Int, Table, fixed, in_order, rows
 
 BLOCK_ROWS = 1 << 18
 META = b" v1 dV c1 t2020-01-01T00:00:00Z i1 uRouteLab"   # OPL: version ... user
@@ -65,7 +66,8 @@ def write_osm_pbf(graph: RoadGraph, path, *, progress: ProgressFn = no_progress,
         target = osmium.io.File(f"/dev/fd/{f.fileno()}", "pbf")
         writer = osmium.SimpleWriter(target, header=header, overwrite=True)
         try:
-            for fraction, text in _blocks(graph, streets):
+            made = in_order(lambda job: (job[0], job[1]()), _blocks(graph, streets))
+            for fraction, text in made:
                 cancel.check()
                 progress(fraction, f"writing {Path(path).name}")
                 osmium.apply(osmium.io.FileBuffer(text, "opl"), writer)
@@ -101,22 +103,23 @@ class _Streets:
 
 
 def _blocks(graph: RoadGraph, streets: _Streets):
-    """(fraction done, OPL text) of every block: nodes, bend nodes, ways, relations."""
+    """(fraction done, a function making the OPL text) of every block: nodes, bend
+    nodes, ways, relations (engine.io.text_rows.in_order makes them in threads)."""
     n = graph.num_nodes
     bends = _bend_points(graph, streets.arc)
     total = n + bends.size + streets.arc.size + 1
     for v0 in range(0, n, BLOCK_ROWS):
         v = np.arange(v0, min(n, v0 + BLOCK_ROWS))
-        yield v0 / total, _nodes(v + 1, graph.lon[v], graph.lat[v])
+        yield v0 / total, partial(_nodes, v + 1, graph.lon[v], graph.lat[v])
     for b0 in range(0, bends.size, BLOCK_ROWS):
         b = bends[b0:b0 + BLOCK_ROWS]
         lonlat = graph.geometry_lonlat[b]
-        yield (n + b0) / total, _nodes(n + 1 + b, lonlat[:, 0], lonlat[:, 1])
+        yield (n + b0) / total, partial(_nodes, n + 1 + b, lonlat[:, 0], lonlat[:, 1])
     done = n + bends.size
     for s0 in range(0, streets.arc.size, BLOCK_ROWS):
-        yield (done + s0) / total, _ways(graph, streets.arc[s0:s0 + BLOCK_ROWS], s0 + 1)
+        yield (done + s0) / total, partial(_ways, graph, streets.arc[s0:s0 + BLOCK_ROWS], s0 + 1)
     if graph.turn_restrictions is not None and len(graph.turn_restrictions):
-        yield (total - 1) / total, _restrictions(graph, streets.way_of_arc)
+        yield (total - 1) / total, partial(_restrictions, graph, streets.way_of_arc)
 
 
 def _bend_points(graph: RoadGraph, arcs: np.ndarray) -> np.ndarray:

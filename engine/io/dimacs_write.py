@@ -10,7 +10,8 @@ siblings of either file, so ``routelab info PREFIX-d.REST.gr`` has both metrics 
 Arcs are written in the graph's CSR order with 1-based node ids (the loader numbers
 nodes 1..n, whatever the graph's own ids were), coordinates in micro-degrees (the
 DIMACS precision: 1e-6 degrees, about 0.1 m) rounded to the nearest. Text is made in
-blocks of ``BLOCK_ROWS`` rows (engine.io.text_rows) and each file is saved atomically,
+blocks of ``BLOCK_ROWS`` rows (engine.io.text_rows), several at once in worker threads
+while the one before is written, and each file is saved atomically,
 so memory stays a few tens of MB at any size and a failed write leaves no file.
 """
 from __future__ import annotations
@@ -23,7 +24,7 @@ import numpy as np
 from engine.core.graph import RoadGraph
 from engine.core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 from engine.io.atomic import atomic_write
-from engine.io.text_rows import Int, rows
+from engine.io.text_rows import Int, in_order, rows
 
 BLOCK_ROWS = 1 << 19
 _USA_NAME = re.compile(r"^(?P<pre>.*-)(?P<letter>[dt])(?P<post>\.[^/]*)\.gr$")
@@ -72,26 +73,33 @@ def write_gr(graph: RoadGraph, metric: str, path, *, comment: str = "",
     """``a tail head weight`` lines of one metric, in CSR order, 1-based ids."""
     n, m = graph.num_nodes, graph.num_arcs
     weight = graph.metrics[metric]
+
+    def block(a0: int) -> bytes:
+        a1 = min(m, a0 + BLOCK_ROWS)
+        tail = np.searchsorted(graph.first_out, np.arange(a0, a1), side="right")  # 1-based
+        return rows(b"a ", Int(tail), b" ", Int(graph.head[a0:a1].astype(np.int64) + 1),
+                    b" ", Int(weight[a0:a1]), b"\n")
+
     with atomic_write(path, inputs=inputs) as f:
         f.write(_comments(comment) + f"c metric: {metric}\np sp {n} {m}\n".encode())
-        for a0 in range(0, m, BLOCK_ROWS):
+        for text in in_order(block, range(0, m, BLOCK_ROWS)):
             cancel.check()
-            a1 = min(m, a0 + BLOCK_ROWS)
-            tail = np.searchsorted(graph.first_out, np.arange(a0, a1), side="right")  # 1-based
-            f.write(rows(b"a ", Int(tail), b" ", Int(graph.head[a0:a1].astype(np.int64) + 1),
-                         b" ", Int(weight[a0:a1]), b"\n"))
+            f.write(text)
 
 
 def write_co(graph: RoadGraph, path, *, comment: str = "",
              cancel: CancelToken = NEVER_CANCELLED, inputs=()) -> None:
     """``v id lon lat`` lines in micro-degrees, 1-based ids."""
     n = graph.num_nodes
+
+    def block(v0: int) -> bytes:
+        v1 = min(n, v0 + BLOCK_ROWS)
+        lon = np.rint(graph.lon[v0:v1] * 1e6).astype(np.int64)
+        lat = np.rint(graph.lat[v0:v1] * 1e6).astype(np.int64)
+        return rows(b"v ", Int(np.arange(v0 + 1, v1 + 1)), b" ", Int(lon), b" ", Int(lat), b"\n")
+
     with atomic_write(path, inputs=inputs) as f:
         f.write(_comments(comment) + f"p aux sp co {n}\n".encode())
-        for v0 in range(0, n, BLOCK_ROWS):
+        for text in in_order(block, range(0, n, BLOCK_ROWS)):
             cancel.check()
-            v1 = min(n, v0 + BLOCK_ROWS)
-            lon = np.rint(graph.lon[v0:v1] * 1e6).astype(np.int64)
-            lat = np.rint(graph.lat[v0:v1] * 1e6).astype(np.int64)
-            f.write(rows(b"v ", Int(np.arange(v0 + 1, v1 + 1)), b" ", Int(lon), b" ", Int(lat),
-                         b"\n"))
+            f.write(text)

@@ -11,11 +11,15 @@ Callers format blocks of at most a few hundred thousand rows, so memory stays bo
 """
 from __future__ import annotations
 
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 _POW10 = 10 ** np.arange(19, dtype=np.int64)    # 1, 10, ..., 10^18
+THREADS = max(1, min(8, os.cpu_count() or 1))   # blocks formatted at once
 
 
 @dataclass(frozen=True)
@@ -108,3 +112,21 @@ def _int(p: Int):
     if p.present is not None:
         used &= np.asarray(p.present, dtype=bool)[:, None]
     return matrix, used
+
+
+def in_order(make, items, threads: int = THREADS):
+    """``make(item)`` for every item, made in worker threads (NumPy releases the GIL)
+    at most ``2 * threads`` ahead of the caller, yielded in the items' order: the caller
+    writes block k while blocks k+1... are being formatted, and memory stays a few
+    blocks. On an exception in the caller, blocks not started are dropped."""
+    ahead = deque()
+    pool = ThreadPoolExecutor(max_workers=threads)
+    try:
+        for item in items:
+            ahead.append(pool.submit(make, item))
+            if len(ahead) >= 2 * threads:
+                yield ahead.popleft().result()
+        while ahead:
+            yield ahead.popleft().result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)

@@ -12,7 +12,7 @@ from engine.generate.network import generate_road_network
 from engine.io import load
 from engine.io.cache import load_cache, save_cache
 from engine.io.dimacs_write import dimacs_targets, write_dimacs
-from engine.io.text_rows import Int, Table, fixed, rows
+from engine.io.text_rows import Int, Table, fixed, in_order, rows
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +47,23 @@ def test_rows_match_python_formatting():
         f"{abs(a) % 10**7:07d}{b if p else ''}\n"
         for a, b, c, p in zip(v.tolist(), w.tolist(), code.tolist(), present.tolist()))
     assert text.decode() == expected
+
+
+def test_blocks_made_in_threads_come_in_order():
+    import time
+    rng = np.random.default_rng(1)
+    delays = rng.random(60) * 0.004
+
+    def make(k):
+        time.sleep(delays[k])          # later blocks often finish first
+        if k == 41:
+            raise ValueError("block 41")
+        return k * k
+
+    made = in_order(make, range(60), threads=4)
+    assert [next(made) for _ in range(41)] == [k * k for k in range(41)]
+    with pytest.raises(ValueError, match="block 41"):
+        next(made)
 
 
 # ------------------------------------------------------------------ .rlg

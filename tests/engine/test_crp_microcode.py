@@ -206,3 +206,55 @@ def test_packed_blocks_emulated(gen, slots_per_block):
         out[o_] = np.where(p.collect_slot[o_] == NO_SLOT, FORBIDDEN,
                            m[np.minimum(p.collect_slot[o_], p.block_slots[g])])
     assert np.array_equal(out, _reference(o, tw)[0])
+
+
+def test_smallest_dtypes(gen):
+    """Cell-local ids take 8 bytes per instruction where every cell has at most
+    SMALL_SLOTS slots and 255 layers; beyond, the wider dtypes."""
+    from engine.crp.customization.microcode import SMALL_SLOTS, slot_dtypes
+    o, mc = gen
+    assert (mc.instr_a.dtype, mc.instr_assign.dtype, mc.instr_layer.dtype) == \
+        (np.uint16, np.bool_, np.uint8)
+    assert mc.edge_slot.dtype == mc.collect_slot.dtype == np.int16
+    assert mc.edge_weight is o.levels[0].edge_weight          # the overlay's, not a copy
+    per_instr = sum(getattr(mc, k).itemsize for k in
+                    ("instr_a", "instr_b", "instr_c", "instr_assign", "instr_layer"))
+    assert per_instr == 8
+    assert mc.nbytes == per_instr * mc.num_instructions + 2 * (mc.edge_slot.size +
+                                                               mc.collect_slot.size) + \
+        8 * 2 * (mc.num_cells + 1) + 4 * 2 * mc.num_cells
+    assert slot_dtypes(SMALL_SLOTS, 255) == (np.uint16, np.int16, np.uint8)
+    assert slot_dtypes(SMALL_SLOTS + 1, 256) == (np.int32, np.int32, np.uint16)
+    assert slot_dtypes(1, 0x10000)[2] == np.int32
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_threads_do_not_change_the_stream(gen, threads):
+    o, mc = gen
+    again = compile_microcode(o, threads=threads)
+    for name in ("instr_first", "instr_a", "instr_b", "instr_c", "instr_assign",
+                 "instr_layer", "num_layers", "num_slots", "edge_slot", "collect_slot"):
+        assert np.array_equal(getattr(mc, name), getattr(again, name)), name
+
+
+def test_an_edge_into_an_entry_is_refused(gen):
+    """A local graph that breaks contraction's assumptions is refused with the cell named
+    (checked before any vertex is looked at, so a bad index never reaches the scratch)."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+    from engine.crp.customization.microcode import MicrocodeError
+    o, _ = gen
+    t = o.levels[0]
+    ne, nx = np.diff(t.entry_first), np.diff(t.exit_first)
+    cell = int(np.flatnonzero((ne > 0) & (nx > 0) & (np.diff(t.vertex_first) > ne + nx))[3])
+    v0 = int(t.vertex_first[cell])
+    edge_to = t.edge_to.copy()
+    inner = v0 + int(ne[cell])                       # the cell's first inner vertex ...
+    assert t.edge_first[inner + 1] > t.edge_first[inner]
+    edge_to[t.edge_first[inner]] = v0                # ... now has an edge into entry 0
+    broken = SimpleNamespace(levels=[replace(t, edge_to=edge_to)])
+    with pytest.raises(MicrocodeError, match=f"level 0, cell {cell}: a local edge enters"):
+        compile_microcode(broken)
+    edge_to[t.edge_first[inner]] = t.vertex_first[-1] + 5     # and one leaving the level
+    with pytest.raises(MicrocodeError, match=f"cell {cell}"):
+        compile_microcode(SimpleNamespace(levels=[replace(t, edge_to=edge_to)]))

@@ -51,7 +51,8 @@ def read_stored_npz(path, what: str) -> dict[str, np.ndarray]:
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
             total = sum(_member_nbytes(path, zf, info, size) for info in infos)
-            if any(info.compress_type != zipfile.ZIP_STORED for info in infos):
+            if any(info.compress_type != zipfile.ZIP_STORED for info in infos) or \
+                    not hasattr(os, "preadv"):          # Windows has no preadv
                 return read_npz(path, what)
             check_allocation(total, f"the arrays of this {what}", path)
             with open(path, "rb") as f:

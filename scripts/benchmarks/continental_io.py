@@ -44,7 +44,7 @@ def probe_write(nodes: int, folder: str) -> dict:
     t0 = time.perf_counter()
     g = generate_road_network(nodes, seed=1)
     out = {"nodes": g.num_nodes, "arcs": g.num_arcs, "generate_s": time.perf_counter() - t0,
-           "generate_rss": _peak_rss(), "files": {}}
+           "generate_rss": _peak_rss(), "files": {}, "graph_bytes": _graph_bytes(g)}
     base = Path(folder)
     steps = [("rlg", lambda: [save_cache(g, base / "gen.rlg")]),
              ("dimacs", lambda: write_dimacs(g, base / "gen-d.net.gr"))]
@@ -62,6 +62,15 @@ def probe_write(nodes: int, folder: str) -> dict:
                               "paths": [str(p) for p in paths]}
     out["write_rss"] = _peak_rss()
     return out
+
+
+def _graph_bytes(g) -> int:
+    """Bytes of every array of the graph (what a loader must at least hold)."""
+    arrays = [g.first_out, g.head, g.node_id, g.lon, g.lat, g.geometry_first, g.geometry_lonlat,
+              *g.metrics.values(), *g.arc_attrs.values()]
+    if g.turn_restrictions is not None:
+        arrays += [g.turn_restrictions.from_arc, g.turn_restrictions.to_arc]
+    return sum(a.nbytes for a in arrays if a is not None)
 
 
 def probe_load(path: str) -> dict:
@@ -119,11 +128,12 @@ def _rows(folder: str, budget: int) -> tuple[list[str], list[list[str]]]:
             rows.append([f"load {label}", size, "skipped: osmium is not installed here", "", "", targets[key]])
             continue
         r = _child("load", f["paths"][0])
-        rate = f", {f['bytes'] / 1e6 / r['seconds']:.0f} MB/s" if key == "pbf" else ""
+        rate = f", {f['bytes'] / 1e6 / r['seconds']:.1f} MB/s" if key == "pbf" else ""
         rows.append([f"load {label}", f"{r['nodes']:,} nodes, {r['arcs']:,} arcs, "
                      f"{len(r['metrics'])} metrics, {r['restrictions']:,} banned turns",
                      f"{r['seconds']:.1f} s{rate} (CPU {r['cpu_s']:.1f} s)", _gb(f["bytes"]),
-                     _gb(r["rss"]), targets[key]])
+                     f"{_gb(r['rss'])} ({r['rss'] / w['graph_bytes']:.1f}x the generated "
+                     f"graph's arrays, {_gb(w['graph_bytes'])})", targets[key]])
     rows.append(["memory budget (ROUTELAB_MEMORY_BUDGET or half the RAM)", "", "", "", _gb(budget), ""])
     return ["step", "graph", "time", "file size", "peak RSS", "target (24 M)"], rows
 

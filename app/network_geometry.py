@@ -329,9 +329,9 @@ def bulk_bounds(graph: RoadGraph) -> tuple[float, float, float, float]:
 
 def _node_groups(graph: RoadGraph, arc_group: np.ndarray, num_groups: int) -> np.ndarray:
     mask = np.zeros(graph.num_nodes, dtype=np.uint32)
-    for g in range(num_groups):
-        ends = np.concatenate([graph.tail[arc_group == g], graph.head[arc_group == g]])
-        mask[np.unique(ends)] |= np.uint32(1 << g)
+    bit = np.left_shift(np.uint32(1), arc_group.astype(np.uint32))
+    np.bitwise_or.at(mask, graph.tail, bit)
+    np.bitwise_or.at(mask, graph.head, bit)
     return mask
 
 
@@ -350,7 +350,7 @@ def _level(cell, points, seg_a, seg_b, seg_group, num_groups, ends, bounds) -> L
     row = np.clip(((mid[:, 1] - ymin) // size).astype(np.int64), 0, rows - 1)
     long = (half > size).any(axis=1)
     tile = np.where(long, LONG_TILE, row * cols + col)
-    order = np.lexsort((tile, seg_group))
+    order = np.argsort(seg_group.astype(np.int64) << 32 | tile)      # by group, then tile
     first = np.zeros(num_groups + 1, dtype=np.int64)
     np.cumsum(np.bincount(seg_group, minlength=num_groups), out=first[1:])
     half = np.where(long[:, None], 0.0, half)[order]

@@ -49,7 +49,7 @@ import numpy as np
 from engine.core.graph import RoadGraph
 from engine.io.errors import LoadError
 from engine.io.limits import check_regular_file
-from engine.io.osm_graph import INVALID_COORD, LICENSE, build_graph
+from engine.io.osm_graph import INVALID_COORD, LICENSE, WaysRead, build_graph
 from engine.io.osm_report import OsmReport
 from engine.io.pbf_file import Damaged, Unsupported
 from engine.io.osm_restrictions import read_restriction
@@ -101,9 +101,9 @@ def _read(path: Path, report: OsmReport, cancel: CancelToken):
     unique_ids, ref_u = np.unique(refs, return_inverse=True)
     xy = _node_locations(path, fp.node_location_storage, unique_ids)
     table = np.array(list(profiles), dtype=np.float64).reshape(-1, 10)
-    return (np.array(way_ids, dtype=np.int64), np.array(lengths, dtype=np.int64),
-            ref_u.astype(np.int64), unique_ids, xy, table,
-            np.array(way_prof, dtype=np.int32), restrictions)
+    return WaysRead(np.array(way_ids, dtype=np.int64), np.array(lengths, dtype=np.int64),
+                    ref_u.astype(np.int64), unique_ids, xy, table,
+                    np.array(way_prof, dtype=np.int32), restrictions)
 
 
 def _node_locations(path: Path, storage, unique_ids: np.ndarray) -> np.ndarray:
@@ -187,13 +187,12 @@ def _load_report(path: Path, progress: ProgressFn = no_progress,
     report = OsmReport()
     progress(0.0, f"reading {path.name}")
     read = _read_file(path, report, progress, cancel, fast)
-    way_ids = read[0]
-    if not way_ids.size:
+    if not read.way_ids.size:
         raise LoadError(path, "no drivable roads in this file (no way with a car "
                               "highway tag such as primary or residential)")
-    report.ways_kept = way_ids.size
-    progress(0.6, f"building the road graph from {way_ids.size} ways")
+    report.ways_kept = read.way_ids.size
+    progress(0.6, f"building the road graph from {read.way_ids.size} ways")
     cancel.check()
-    graph = build_graph(path, *read, report, progress, cancel)
+    graph = build_graph(path, read, report, progress, cancel)
     progress(1.0, report.summary())
     return graph, report

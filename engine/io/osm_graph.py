@@ -20,7 +20,7 @@ from engine.io.errors import LoadError
 from engine.io.osm_report import OsmReport
 from engine.io.osm_restrictions import resolve_restrictions
 
-__all__ = ["build_graph", "LICENSE", "INVALID_COORD"]
+__all__ = ["build_graph", "WaysRead", "LICENSE", "INVALID_COORD"]
 
 LICENSE = "© OpenStreetMap contributors"
 INVALID_COORD = 2**31 - 1   # libosmium's undefined coordinate (missing node)
@@ -64,37 +64,59 @@ class _Arcs:
     lanes: np.ndarray
 
 
-def build_graph(path, way_ids, lengths, ref_u, unique_ids, xy, prof_table, way_prof,
-                restrictions, report: OsmReport, progress, cancel) -> RoadGraph:
-    """The road graph of the kept ways; fills the report's node and turn counts.
-    ``prof_table[way_prof[w]]`` is way w's profile (osm_tags.way_profile)."""
-    prof = _Profiles(np.asarray(prof_table, np.float64).reshape(-1, 10),
-                     np.asarray(way_prof, np.int64))
-    ref_u, way_of, piece = _way_pieces(path, lengths, ref_u, xy, report)
+@dataclass
+class WaysRead:
+    """What a reader (engine.io.osm, engine.io.osm_pbf) hands to build_graph, which
+    drops each array once it has used it, so that the reader's arrays and the graph's
+    are not all held at the peak."""
+    way_ids: np.ndarray       # int64 [w], the kept ways in file order
+    lengths: np.ndarray       # [w] node refs per way
+    ref_u: np.ndarray         # [r] every node ref, as an index into unique_ids
+    unique_ids: np.ndarray    # int64 [u], sorted
+    xy: np.ndarray            # [u, 2] libosmium fixed point; INVALID_COORD when missing
+    prof_table: np.ndarray    # [k, 10] distinct way profiles (osm_tags.way_profile)
+    way_prof: np.ndarray      # [w] each way's row in prof_table
+    restrictions: list        # osm_restrictions.read_restriction's tuples
+
+
+def build_graph(path, read: WaysRead, report: OsmReport, progress, cancel) -> RoadGraph:
+    """The road graph of the kept ways; fills the report's node and turn counts."""
+    prof = _Profiles(np.asarray(read.prof_table, np.float64).reshape(-1, 10),
+                     np.asarray(read.way_prof, np.int32))
+    num_ways, unique_ids = read.way_ids.size, read.unique_ids
+    ref_u, way_of, piece = _way_pieces(path, read, report)
     split, a, b = _graph_segments(ref_u, piece, unique_ids.size)
+    del piece
     cancel.check()
 
     is_node = np.zeros(unique_ids.size, dtype=bool)   # np.unique hashes: slow at scale
     is_node[ref_u[split]] = True
+    del split
     node_u = np.flatnonzero(is_node)
     del is_node
-    node_of_u = np.full(unique_ids.size, -1, dtype=np.int64)
+    node_of_u = np.full(unique_ids.size, -1, dtype=np.int32)   # graph nodes < 2^31
     node_of_u[node_u] = np.arange(node_u.size)
-    lon_u = xy[:, 0] / 1e7   # libosmium fixed point; division rounds like osmium's lon
-    lat_u = xy[:, 1] / 1e7
-    lon_p, lat_p = lon_u[ref_u], lat_u[ref_u]
-    edges = _edges(a, b, way_of, node_of_u[ref_u], lon_p, lat_p)
-    arcs = _arcs(prof, edges, way_ids.size)
+    xy, read.xy = read.xy, None
+    # libosmium fixed point; the division rounds like osmium's lon
+    lon_p, lat_p = xy[ref_u, 0] / 1e7, xy[ref_u, 1] / 1e7
+    edges = _edges(a, b, way_of, node_of_u[ref_u[a]], node_of_u[ref_u[b]], lon_p, lat_p)
+    del a, b, way_of, ref_u
+    arcs = _arcs(prof, edges, num_ways)
     g_first, geometry = _arc_geometry(edges, arcs, lon_p, lat_p)
+    del lon_p, lat_p
 
-    progress(0.85, f"resolving {len(restrictions)} turn restrictions")
+    progress(0.85, f"resolving {len(read.restrictions)} turn restrictions")
     cancel.check()
-    banned = resolve_restrictions(restrictions, way_ids, unique_ids, node_of_u,
+    banned = resolve_restrictions(read.restrictions, read.way_ids, unique_ids, node_of_u,
                                   arcs.tail, arcs.head, arcs.way, arcs.edge, report)
+    read.way_ids = read.restrictions = None
+    del edges, node_of_u
+    metrics, attrs = _metrics(arcs), _arc_attrs(prof, arcs)
+    tail, head = arcs.tail, arcs.head
+    del arcs
     graph = RoadGraph.from_arcs(
-        node_u.size, arcs.tail, arcs.head, _metrics(arcs),
-        unique_ids[node_u], lon=lon_u[node_u], lat=lat_u[node_u],
-        arc_attrs=_arc_attrs(prof, arcs),
+        node_u.size, tail, head, metrics, unique_ids[node_u],
+        lon=xy[node_u, 0] / 1e7, lat=xy[node_u, 1] / 1e7, arc_attrs=attrs,
         geometry_first=g_first, geometry_lonlat=geometry, banned_turns=banned,
         metric_units={"distance": "m", "travel_time": "ds"},
         source=path.name, data_license=LICENSE)
@@ -102,18 +124,22 @@ def build_graph(path, way_ids, lengths, ref_u, unique_ids, xy, prof_table, way_p
     return graph
 
 
-def _way_pieces(path, lengths, ref_u, xy, report: OsmReport):
-    """(ref_u, way_of, piece): the usable node refs, each with its way and way piece."""
-    way_of = np.repeat(np.arange(lengths.size), lengths)
+def _way_pieces(path, read: WaysRead, report: OsmReport):
+    """(ref_u, way_of, piece): the usable node refs, each with its way and way piece
+    (int32: 4 bytes per ref each; drops read.ref_u and read.lengths)."""
+    lengths, ref_u = read.lengths, read.ref_u.astype(np.int32)
+    read.lengths = read.ref_u = None
+    way_of = np.repeat(np.arange(lengths.size, dtype=np.int32), lengths)
     way_start = np.zeros(ref_u.size, dtype=bool)
     way_start[np.cumsum(lengths)[:-1]] = True
     way_start[0] = True
 
     # A node missing from the file cuts its way: drop it and start a new piece after it.
-    missing = (xy[ref_u] == INVALID_COORD).any(axis=1)
+    missing = (read.xy == INVALID_COORD).any(axis=1)[ref_u]
     report.missing_nodes = int(missing.sum())
     piece_start = way_start | np.r_[False, missing[:-1]]
-    piece = np.cumsum(piece_start)[~missing]
+    del way_start
+    piece = np.cumsum(piece_start, dtype=np.int32 if ref_u.size < 2**31 else np.int64)[~missing]
     ref_u, way_of = ref_u[~missing], way_of[~missing]
     # Repeated consecutive refs (mapping errors) would make zero-length segments.
     first = np.r_[True, piece[1:] != piece[:-1]]
@@ -149,22 +175,25 @@ def _graph_segments(ref_u, piece, num_unique: int):
 def _segments(split: np.ndarray, piece: np.ndarray):
     """(start, end) positions of consecutive graph nodes within one way piece."""
     s = np.flatnonzero(split)
+    if s.size and s[-1] < 2**30:   # (a + b) // 2 stays in int32
+        s = s.astype(np.int32)   # positions of refs: 4 bytes per edge end
     same = piece[s[:-1]] == piece[s[1:]]
     return s[:-1][same], s[1:][same]
 
 
-def _edges(a, b, way_of, node_of_ref, lon_p, lat_p) -> _Edges:
-    """Edges between graph nodes; lengths along the polyline, via the running sum of
-    segment lengths."""
-    seg = _consecutive_haversine(lon_p, lat_p)
-    cum = np.r_[0.0, np.cumsum(seg)]
-    return _Edges(a, b, way_of[a], node_of_ref[a], node_of_ref[b], cum[b] - cum[a])
+def _edges(a, b, way_of, tail, head, lon_p, lat_p) -> _Edges:
+    """Edges between graph nodes (ref positions a -> b, graph nodes tail -> head);
+    lengths along the polyline, via the running sum of segment lengths."""
+    cum = np.empty(lon_p.size)
+    cum[0] = 0.0
+    np.cumsum(_consecutive_haversine(lon_p, lat_p), out=cum[1:])
+    return _Edges(a, b, way_of[a], tail, head, cum[b] - cum[a])
 
 
-def _consecutive_haversine(lon, lat, chunk: int = 1 << 20) -> np.ndarray:
-    """haversine_m between consecutive points, in chunks on threads (NumPy's loops
-    release the GIL; each element is computed as in one call, so the result is the
-    same)."""
+def _consecutive_haversine(lon, lat, chunk: int = 1 << 18) -> np.ndarray:
+    """haversine_m between consecutive points, in chunks of 256 k on threads
+    (NumPy's loops release the GIL; each element is computed as in one call, so the
+    result is the same)."""
     n = max(lon.size - 1, 0)
     if n <= chunk:
         return haversine_m(lon[:-1], lat[:-1], lon[1:], lat[1:])
@@ -192,41 +221,51 @@ def _way_speeds(prof, edges: _Edges, num_ways: int):
 
 
 def _arcs(prof, edges: _Edges, num_ways: int) -> _Arcs:
-    """The forward arc of every edge whose way allows it, then the backward ones."""
+    """The forward arc of every edge whose way allows it, then the backward ones
+    (node and way ids int32, lanes int8: the graph's dtypes, 30 bytes per arc)."""
     speed_f, speed_b = _way_speeds(prof, edges, num_ways)
     fwd = np.flatnonzero(prof.of(edges.way, _FWD) > 0)
     bwd = np.flatnonzero(prof.of(edges.way, _BWD) > 0)
     arc_edge = np.r_[fwd, bwd]
     is_fwd = np.r_[np.ones(fwd.size, bool), np.zeros(bwd.size, bool)]
+    del fwd, bwd
     arc_way = edges.way[arc_edge]
+    lanes = np.where(is_fwd, prof.of(arc_way, _LANES_F), prof.of(arc_way, _LANES_B))
     return _Arcs(
         edge=arc_edge, forward=is_fwd,
-        tail=np.where(is_fwd, edges.tail[arc_edge], edges.head[arc_edge]),
-        head=np.where(is_fwd, edges.head[arc_edge], edges.tail[arc_edge]),
+        tail=np.where(is_fwd, edges.tail[arc_edge], edges.head[arc_edge]).astype(np.int32),
+        head=np.where(is_fwd, edges.head[arc_edge], edges.tail[arc_edge]).astype(np.int32),
         way=arc_way, length=edges.length[arc_edge],
         speed=np.where(is_fwd, speed_f[arc_way], speed_b[arc_way]),
-        lanes=np.where(is_fwd, prof.of(arc_way, _LANES_F), prof.of(arc_way, _LANES_B)))
+        lanes=lanes.astype(np.int8))
 
 
 def _arc_geometry(edges: _Edges, arcs: _Arcs, lon_p, lat_p):
     """(geometry_first, geometry_lonlat): interior points, tail to head: a+1..b-1
-    forwards, b-1..a+1 backwards."""
+    forwards, b-1..a+1 backwards (the positions built in place: 3 int64 per point at
+    the peak, then the float64 pairs)."""
     a, b, arc_edge, is_fwd = edges.a, edges.b, arcs.edge, arcs.forward
     count = (b - a - 1)[arc_edge]
     g_first = np.zeros(arc_edge.size + 1, dtype=np.int64)
     np.cumsum(count, out=g_first[1:])
-    start = np.where(is_fwd, a[arc_edge] + 1, b[arc_edge] - 1)
-    step = np.where(is_fwd, 1, -1)
-    offset = np.arange(g_first[-1]) - np.repeat(g_first[:-1], count)
-    pts = np.repeat(start, count) + np.repeat(step, count) * offset
-    return g_first, np.stack([lon_p[pts], lat_p[pts]], axis=1)
+    pts = np.arange(g_first[-1])
+    pts -= np.repeat(g_first[:-1], count)                          # offset along the arc
+    pts *= np.repeat(np.where(is_fwd, 1, -1).astype(np.int8), count)
+    pts += np.repeat(np.where(is_fwd, a[arc_edge] + 1, b[arc_edge] - 1), count)
+    out = np.empty((pts.size, 2))
+    out[:, 0] = lon_p[pts]
+    out[:, 1] = lat_p[pts]
+    return g_first, out
 
 
 def _metrics(arcs: _Arcs) -> dict[str, np.ndarray]:
-    """distance (m) and travel_time (ds), both at least 1."""
+    """distance (m) and travel_time (ds), both at least 1; int32 where they fit (the
+    graph's dtype), else int64, which RoadGraph.from_arcs refuses with its message."""
     distance = np.maximum(1, np.rint(arcs.length)).astype(np.int64)
     travel_time = np.maximum(1, np.rint(arcs.length / (arcs.speed / 3.6) * 10)).astype(np.int64)
-    return {"distance": distance, "travel_time": travel_time}
+    top = np.iinfo(np.int32).max
+    return {k: w.astype(np.int32) if w.size == 0 or w.max() <= top else w
+            for k, w in (("distance", distance), ("travel_time", travel_time))}
 
 
 def _arc_attrs(prof, arcs: _Arcs) -> dict[str, np.ndarray]:

@@ -23,6 +23,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from engine.io.osm_graph import INVALID_COORD, WaysRead
 from engine.io.osm_report import OsmReport
 from engine.io.osm_restrictions import read_restriction
 from engine.io.osm_tags import WAY_KEYS, way_profile
@@ -34,7 +35,6 @@ __all__ = ["read_pbf", "PbfWays"]
 _KEY_BLOB, _KEY_FIRST = packed_keys(WAY_KEYS)
 _HIGHWAY, _ROUTE = WAY_KEYS.index("highway"), WAY_KEYS.index("route")
 _MEMBER_TYPE = "nwr"
-INVALID_COORD = 2**31 - 1   # libosmium's undefined coordinate (missing node)
 
 # What read_restriction reads of an osmium relation: .tags (get, iteration of .k) and
 # .members (.type, .ref, .role).
@@ -153,9 +153,9 @@ def _restrictions(strings, rel_id, rel_nmembers, member_id, member_role, member_
 
 
 def read_pbf(path, report: OsmReport, cancel, on_bytes=None, threads=None):
-    """(way_ids, lengths, ref_u, unique_ids, xy, prof_table, way_prof, restrictions),
-    as engine.io.osm's libosmium reader returns them; raises pbf_file.Unsupported or
-    pbf_file.Damaged."""
+    """The kept ways, node refs and locations, profiles and restrictions
+    (osm_graph.WaysRead), as engine.io.osm's libosmium reader returns them; raises
+    pbf_file.Unsupported or pbf_file.Damaged."""
     ways = PbfWays()
     node_parts, restrictions = [], []
     for block in data_blocks(path, threads, on_bytes):
@@ -181,9 +181,9 @@ def read_pbf(path, report: OsmReport, cancel, on_bytes=None, threads=None):
     del refs
     prof_table = np.array([p if p is not None else (0,) * 10 for p in ways.profiles],
                           np.float64).reshape(-1, 10)
-    return (_concat(ways.ids, np.int64), _concat(ways.lengths, np.int64),
-            ref_u, unique_ids, xy, prof_table,
-            _concat(ways.combo_of, np.int32), restrictions)
+    return WaysRead(_concat(ways.ids, np.int64), _concat(ways.lengths, np.int64),
+                    ref_u, unique_ids, xy, prof_table, _concat(ways.combo_of, np.int32),
+                    restrictions)
 
 
 def _concat(parts, dtype) -> np.ndarray:
@@ -208,7 +208,7 @@ def _node_table(node_parts):
 
 def _index_refs(refs, ids, xs, ys):
     """(unique_ids, ref_u, xy) = np.unique(refs, return_inverse=True) and the [k, 2]
-    int64 fixed-point locations of unique_ids (INVALID_COORD where the file has no
+    int32 fixed-point locations of unique_ids (INVALID_COORD where the file has no
     such node). Where node ids are compact (generated files, renumbered extracts) an
     id -> row table replaces the sort of all refs."""
     if ids.size and refs.size and ids[-1] - ids[0] < 2 * ids.size + (1 << 20):
@@ -221,11 +221,11 @@ def _index_refs(refs, ids, xs, ys):
             if (pos >= 0).all():   # every ref is a node of the file
                 used = np.zeros(ids.size, bool)
                 used[pos] = True
-                rank = np.cumsum(used, dtype=np.int64) - 1
+                rank = np.cumsum(used, dtype=np.int32 if ids.size < 2**31 else np.int64) - 1
                 ref_u = rank[pos]
-                return ids[used], ref_u, np.stack([xs[used], ys[used]], axis=1).astype(np.int64)
+                return ids[used], ref_u, np.stack([xs[used], ys[used]], axis=1)
     unique_ids, ref_u = np.unique(refs, return_inverse=True)
-    xy = np.full((unique_ids.size, 2), INVALID_COORD, np.int64)
+    xy = np.full((unique_ids.size, 2), INVALID_COORD, np.int32)
     if ids.size:
         pos = np.minimum(np.searchsorted(ids, unique_ids), ids.size - 1)
         found = ids[pos] == unique_ids

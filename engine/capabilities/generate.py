@@ -95,9 +95,10 @@ def preflight(params: dict, inputs=()) -> tuple[int, int, str, list[str]]:
 def run(workspace, params: dict, ctx) -> Generated:
     nodes, seed, fmt, files = preflight(params, getattr(workspace, "input_files", ()))
     from engine.generate.network import generate_road_network
-    ctx.progress(0.0, f"generating {nodes:,} nodes (seed {seed})")
     started = time.perf_counter()
-    graph = generate_road_network(nodes, seed=seed)
+    graph = generate_road_network(
+        nodes, seed=seed, cancel=ctx.cancel,
+        progress=lambda f, what: ctx.progress(0.5 * f, f"generating {nodes:,} nodes: {what}"))
     generated = time.perf_counter()
     ctx.record({"step": "generated", "nodes": graph.num_nodes, "arcs": graph.num_arcs,
                 "seconds": generated - started})

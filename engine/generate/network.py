@@ -34,6 +34,7 @@ from engine.generate.layout import (LIVING, MOTORWAY, RESIDENTIAL, SECONDARY, SE
                                     Grid, GridStreets, Motorways, cut_by_water, grid_streets,
                                     lay_out_grid, motorway_streets, offset_point, waves)
 from engine.core.graph import EARTH_RADIUS_M, RoadGraph, haversine_m
+from engine.core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_progress
 
 ORIGIN_LON, ORIGIN_LAT = 8.0, 47.0   # fictional place; the map is centred here
 MIN_NODES = 50
@@ -49,32 +50,48 @@ SPEED_KMH = np.array([120, 90, 70, 60, 50, 50, 30, 10, 20, 15], dtype=np.float64
 LANES = np.array([3, 2, 2, 1, 1, 1, 1, 1, 1, 1], dtype=np.int8)
 
 
-def generate_road_network(num_nodes: int = 100_000, seed: int = 1) -> RoadGraph:
+def generate_road_network(num_nodes: int = 100_000, seed: int = 1,
+                          progress: ProgressFn = no_progress,
+                          cancel: CancelToken = NEVER_CANCELLED) -> RoadGraph:
     """A deterministic synthetic road network of exactly ``num_nodes`` nodes.
 
     Arc attributes: length_m (float32), road_class (int8, index into
     ROAD_CLASSES), speed_kmh (float32), lanes (int8, per direction), oneway and
     toll (bool). Metrics: distance (m) and travel_time (deciseconds), both >= 1.
+    ``progress`` hears of each step (fractions of the time they take at 1 M nodes) and
+    ``cancel`` is checked between them (24 M nodes take over a minute).
     """
     if num_nodes < MIN_NODES:
         raise ValueError(f"a generated network needs at least {MIN_NODES} nodes, got {num_nodes}")
+
+    def step(fraction: float, what: str) -> None:
+        cancel.check()
+        progress(fraction, what)
+
     # Every step draws from one rng in this order: reordering steps changes the map.
     rng = np.random.default_rng(seed)
+    step(0.0, "laying out the grid")
     grid = lay_out_grid(rng, num_nodes)
     local = grid_streets(grid)
     alive, valid = cut_by_water(rng, grid, local)
     motorway = motorway_streets(grid, alive)
     # density: a smooth field over blocks (high = town centre patches, low = suburbs)
     density = waves(rng, 3, [25.0, 60.0, 150.0], 0.0, amplitude=0.6)(local.mid_u, local.mid_v)
+    step(0.08, "thinning the grid")
     keep = _spanning_streets(rng, grid.size, local, valid)
     budget = _grid_street_budget(num_nodes, alive, motorway)
     _add_streets_by_priority(rng, keep, valid, density, budget)
     dense, direction = _oneway_directions(rng, local, density)
     streets = _street_list(rng, grid, local, keep, motorway, dense, direction)
+    step(0.37, "one-way streets")
     streets = _largest_component(streets)
     _settle_classes_and_one_ways(streets)
+    step(0.55, "shape nodes")
     streets = _with_shape_nodes(rng, num_nodes, streets)
-    return _road_graph(rng, num_nodes, seed, streets)
+    step(0.66, "arcs, lengths and turn bans")
+    graph = _road_graph(rng, num_nodes, seed, streets)
+    step(1.0, f"generated {num_nodes:,} nodes")
+    return graph
 
 
 # ------------------------------------------------------------------ the steps

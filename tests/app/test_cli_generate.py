@@ -121,3 +121,26 @@ def test_the_same_arguments_give_the_same_bytes(capsys, tmp_path, name):
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == sorted(p.name for p in (tmp_path / "b").iterdir())
     for p in (tmp_path / "a").iterdir():
         assert p.read_bytes() == (tmp_path / "b" / p.name).read_bytes(), p.name
+
+
+def test_progress_is_told_and_cancel_stops_it(tmp_path):
+    from engine.capabilities import get
+    from engine.core.jobs import JobContext
+    from engine.core.progress import Cancelled, CancelToken
+    said, token = [], CancelToken()
+    params = {"nodes": 3000, "seed": 1, "out": str(tmp_path / "p.gr")}
+    get("generate").run(None, params, JobContext(progress=lambda f, m: said.append((f, m))))
+    fractions = [f for f, _ in said]
+    assert fractions == sorted(fractions) and fractions[0] == 0.0 and fractions[-1] < 1.0
+    assert any("generating 3,000 nodes: shape nodes" in m for _, m in said)
+    assert any(m == "writing p.co" for _, m in said)
+
+    def cancel_at_shape_nodes(f, m):
+        if "shape nodes" in m:
+            token.cancel()
+
+    out = tmp_path / "c.rlg"
+    with pytest.raises(Cancelled):
+        get("generate").run(None, {**params, "out": str(out)},
+                            JobContext(progress=cancel_at_shape_nodes, cancel=token))
+    assert not out.exists()

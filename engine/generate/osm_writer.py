@@ -37,7 +37,7 @@ from engine.core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_pr
 from engine.io.atomic import atomic_write
 from engine.io.text_rows import Int, Table, fixed, in_order, rows
 
-BLOCK_ROWS = 1 << 18
+BLOCK_ROWS = 1 << 16           # objects per block: ~10 MB of OPL, ~40 MB while it is made
 META = b" v1 dV c1 t2020-01-01T00:00:00Z i1 uRouteLab"   # OPL: version ... user
 NEEDED_ATTRS = ("road_class", "speed_kmh", "lanes", "oneway")
 

@@ -26,7 +26,7 @@ from engine.core.progress import NEVER_CANCELLED, CancelToken, ProgressFn, no_pr
 from engine.io.atomic import atomic_write
 from engine.io.text_rows import Int, in_order, rows
 
-BLOCK_ROWS = 1 << 19
+BLOCK_ROWS = 1 << 17           # rows per block: ~4 MB of text, ~15 MB while it is made
 _USA_NAME = re.compile(r"^(?P<pre>.*-)(?P<letter>[dt])(?P<post>\.[^/]*)\.gr$")
 _LETTER_METRIC = {"d": "distance", "t": "travel_time"}
 

@@ -1,4 +1,5 @@
-"""How the map looks: road-class groups, their colours, widths and stacking order.
+"""How the map looks: road-class groups, their colours, widths and stacking order, and
+what is drawn at which zoom (the level of detail's budget and thresholds).
 
 Road classes (engine.core.graph.ROAD_CLASSES) are binned into a few groups; each group is
 one big curve on the map, so the number of drawn items stays small (DESIGN principle 7).
@@ -42,6 +43,14 @@ for _g, _group in enumerate(ROAD_GROUPS):
     for _name in _group.classes:
         CLASS_TO_GROUP[ROAD_CLASS_INDEX[_name]] = _g
 assert {c for g in ROAD_GROUPS for c in g.classes} == set(ROAD_CLASSES)
+
+# Level of detail: what the map (app/map_view.py) draws at which zoom (metres per pixel)
+CROP_MARGIN = 0.5              # cropped region: the view plus this share of it on each side
+MAX_NODE_DOTS = 2_000
+NODE_DOTS_BELOW_MPP = 2.5      # node dots only when a pixel covers less than this
+MINOR_HIDDEN_ABOVE_MPP = 60.0  # minor classes are hidden when a pixel covers more metres
+SEGMENT_BUDGET = 200_000      # segments drawn at most: pan <= ~100 ms at any size
+PINNED_NEAR_PX = 60           # a pinned group over the budget is drawn this far around the markers
 
 BACKGROUND = (246, 244, 238)
 ROUTE_COLOR = (25, 95, 235)

@@ -10,8 +10,8 @@ Node dots appear only when few nodes are in view. Clicks snap to the nearest nod
 
 The first view (and View ▸ Fit network) fits the bulk of the network
 (``NetworkDrawing.bulk``). Minor classes are hidden when zoomed far out; the classes
-that carry the route or a marker are always drawn (a route never sits on a road that is
-not). A scale bar (app/scale_bar.py) sits in the bottom-left.
+that carry the route or a marker are drawn whole where they fit the budget, else around
+the markers (a marker never sits on a road that is not drawn). A scale bar sits bottom-left.
 
 A ``Colouring`` (made by a controller: tree distances, contraction levels) replaces
 the road-class curves by one curve per bin, filled from the same levels and groups.
@@ -35,11 +35,6 @@ from app.scale_bar import ScaleBar
 
 DETAIL_DEBOUNCE_MS = 60
 CROP_ABOVE_SEGMENTS = 60_000   # below this a level is drawn whole, no re-crop on pan
-CROP_MARGIN = 0.5              # cropped region: the view plus this share of it on each side
-MAX_NODE_DOTS = 2_000
-NODE_DOTS_BELOW_MPP = 2.5      # node dots only when a pixel covers less than this
-MINOR_HIDDEN_ABOVE_MPP = 60.0  # minor classes are hidden when a pixel covers more metres
-SEGMENT_BUDGET = 200_000      # segments drawn at most (bar pinned groups): pan <= ~100 ms at any size
 HOVER_INTERVAL_MS = 40         # hovered node reported at most this often
 HOVER_RADIUS_PX = 25           # ... when it is this close to the mouse
 
@@ -66,8 +61,8 @@ class MapView(QWidget):
         self.level: Level | None = None
         self._crop: tuple | None = None
         self._base: Level | None = None          # the level for the zoom, before the budget
-        self._groups = 0                         # bit mask of the road groups drawn
-        self.segment_budget = SEGMENT_BUDGET
+        self._groups = self._near = 0            # bit masks: road groups drawn; of those, only near markers
+        self.segment_budget = style.SEGMENT_BUDGET
         self._curves: list[pg.PlotCurveItem] = []
         self._colouring: Colouring | None = None
         self._bin_curves: list[pg.PlotCurveItem] = []    # one per bin of the colouring
@@ -80,8 +75,8 @@ class MapView(QWidget):
 
         self.plot = pg.PlotWidget(background=style.BACKGROUND)
         item = self.plot.getPlotItem()
-        item.hideAxis("left")
-        item.hideAxis("bottom")
+        for axis in ("left", "bottom"):
+            item.hideAxis(axis)
         item.setMenuEnabled(False)
         item.hideButtons()
         self.view = item.getViewBox()
@@ -156,7 +151,7 @@ class MapView(QWidget):
         for c in self._curves:
             self.plot.removeItem(c)
         self._curves = []
-        self.drawing, self.level, self._crop, self._base, self._groups = drawing, None, None, None, 0
+        self.drawing, self.level, self._crop, self._base, self._groups, self._near = drawing, None, None, None, 0, 0
         self.scale_bar.attach(drawing)
         self.set_route(None)
         self.set_marker("source", None)
@@ -239,7 +234,7 @@ class MapView(QWidget):
         if seg_bin is None:
             seg_bin = self._segment_bins[id(level)] = self._colouring.segment_bins(level)
         idx = np.concatenate([level.select(g, crop) for g in range(len(self.drawing.groups))
-                              if self._groups >> g & 1])
+                              if (self._groups & ~self._near) >> g & 1])
         b = seg_bin[idx]
         order = np.argsort(b, kind="stable")
         idx = idx[order]
@@ -256,10 +251,10 @@ class MapView(QWidget):
         w, h = view[2] - view[0], view[3] - view[1]
         old = self._crop
         if (base is self._base and old is not None and _inside(view, old)
-                and old[2] - old[0] <= 2 * (1 + 2 * CROP_MARGIN) * w):
+                and old[2] - old[0] <= 2 * (1 + 2 * style.CROP_MARGIN) * w):
             return old
-        return (view[0] - CROP_MARGIN * w, view[1] - CROP_MARGIN * h,
-                view[2] + CROP_MARGIN * w, view[3] + CROP_MARGIN * h)
+        return (view[0] - style.CROP_MARGIN * w, view[1] - style.CROP_MARGIN * h,
+                view[2] + style.CROP_MARGIN * w, view[3] + style.CROP_MARGIN * h)
 
     def update_detail(self, refill: bool = False) -> None:
         """Fill the curves with the level of detail, groups and region that the view needs."""
@@ -268,39 +263,47 @@ class MapView(QWidget):
         mpp, view = self.metres_per_pixel(), self.view_rect()
         crop = self._crop_for(base := d.level_for(mpp), view)
         eligible = sum(1 << g for g, group in enumerate(d.groups)      # a colouring shows every class
-                       if group.major or mpp <= MINOR_HIDDEN_ABOVE_MPP or self._colouring is not None)
+                       if group.major or mpp <= style.MINOR_HIDDEN_ABOVE_MPP or self._colouring is not None)
         pinned = self._pinned["route"] | self._pinned["source"] | self._pinned["target"]
-        level, groups = d.detail(mpp, crop, self.segment_budget, eligible, pinned)
+        level, groups, near = d.detail(mpp, crop, self.segment_budget, eligible, pinned)
         whole = refill or level is not self.level or crop != self._crop
-        if whole or groups != self._groups:
-            changed = groups ^ self._groups
-            self.level, self._crop, self._base, self._groups = level, crop, base, groups
-            if self._colouring is not None:
+        if whole or groups != self._groups or near:
+            changed = groups ^ self._groups | near | self._near     # markers move: refill near ones
+            bins = whole or groups & ~near != self._groups & ~self._near
+            self.level, self._crop, self._base, self._groups, self._near = level, crop, base, groups, near
+            if self._colouring is not None and bins:
                 self._fill_bins(level, crop)
             for g, curve in enumerate(self._curves):
                 if whole or changed >> g & 1:     # undrawn groups hold no arrays
-                    curve.setData(*(level.pairs(g, crop) if groups >> g & 1 and self._colouring is None
-                                    else (np.zeros(0), np.zeros(0))))
+                    curve.setData(*self._pairs(level, g, crop, mpp))
         for g, curve in enumerate(self._curves):
             curve.setVisible(self._colouring is None and bool(groups >> g & 1))
         self._update_nodes(view, mpp)
         self.detail_changed.emit()
 
+    def _pairs(self, level: Level, g: int, crop, mpp: float):
+        """x, y of group g: its segments in ``crop``, or near the markers, or none."""
+        if self._colouring is not None or not self._groups >> g & 1:
+            return np.zeros(0), np.zeros(0)
+        if self._near >> g & 1:
+            return level.pairs_near(g, [(m.pos().x(), m.pos().y()) for m in self.markers.values()
+                                        if m.isVisible()], style.PINNED_NEAR_PX * mpp)
+        return level.pairs(g, crop)
+
     def _pin(self, what: str, groups: int) -> None:
         """Keep the road groups ``groups`` (a bit mask) drawn for the route or a marker."""
-        if groups != self._pinned[what]:
-            self._pinned[what] = groups
-            if self.level is not None:
-                self.update_detail()
+        changed, self._pinned[what] = groups != self._pinned[what], groups
+        if (changed or self._near) and self.level is not None:
+            self.update_detail()       # (groups drawn near the markers follow them)
 
     def drawn_groups(self) -> list[str]:
         """Labels of the road groups drawn now (tests)."""
         return [g.label for g, c in zip(self.drawing.groups, self._curves) if c.isVisible()]
 
     def _update_nodes(self, view, mpp: float) -> None:
-        near = mpp <= NODE_DOTS_BELOW_MPP and self.level is self.drawing.exact
+        near = mpp <= style.NODE_DOTS_BELOW_MPP and self.level is self.drawing.exact
         idx = self.drawing.nodes_in(view) if near else np.zeros(0, int)
-        if 0 < idx.size <= MAX_NODE_DOTS:
+        if 0 < idx.size <= style.MAX_NODE_DOTS:
             xy = self.drawing.node_xy[idx]
             self.nodes.setData(x=xy[:, 0], y=xy[:, 1])
             self.nodes.show()
@@ -328,14 +331,11 @@ class MapView(QWidget):
 
     def set_marker(self, which: str, node: int | None) -> None:
         m = self.markers[which]
-        self._pin(which, 0 if node is None or self.drawing is None else self.drawing.groups_at_node(node))
-        if node is None or self.drawing is None:
-            m.hide()
-            return
-        x, y = self.drawing.node_xy[node]
-        self._drag_node[which] = node
-        m.setPos(float(x), float(y))
-        m.show()
+        m.setVisible(node is not None and self.drawing is not None)
+        if m.isVisible():
+            self._drag_node[which] = node
+            m.setPos(*map(float, self.drawing.node_xy[node]))
+        self._pin(which, self.drawing.groups_at_node(node) if m.isVisible() else 0)
 
     def node_scene_pos(self, node: int):
         """Scene position of a node (tests click there)."""

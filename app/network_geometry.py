@@ -128,6 +128,11 @@ class Level:
         xy = self.points[ends]
         return np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1])
 
+    def pairs_near(self, group: int, centres, r: float) -> tuple[np.ndarray, np.ndarray]:
+        """x, y of a group's segments that meet a box of half-side ``r`` around a centre."""
+        idx = [self.select(group, (x - r, y - r, x + r, y + r)) for x, y in centres]
+        return self.pairs_of(np.unique(np.concatenate(idx or [np.zeros(0, np.int64)])))
+
     def pairs(self, group: int, rect=None) -> tuple[np.ndarray, np.ndarray]:
         """x, y for ``connect='pairs'`` of a group's segments that meet ``rect``."""
         return self.pairs_of(self.select(group, rect))
@@ -194,16 +199,19 @@ class NetworkDrawing:
         return self.exact
 
     def detail(self, metres_per_pixel: float, rect, budget: int, eligible: int,
-               pinned: int = 0) -> tuple[Level, int]:
-        """What the map draws of ``rect``: a level and a bit mask of groups.
+               pinned: int = 0) -> tuple[Level, int, int]:
+        """What the map draws of ``rect``: a level, a bit mask of groups drawn whole and
+        one of groups drawn only near the markers.
 
         The level is the coarsest whose cell is at most a pixel (``level_for``), or a
         coarser one while the most important group alone has more than ``budget``
         segments in ``rect``. Then groups join in order of importance (the order of
         ROAD_GROUPS) while they are ``eligible`` and all of them together stay within
-        ``budget`` (a segment of a pen wider than a pixel counts twice): zoomed out over a big network only the main roads are drawn, as on
-        a printed map, and zoomed in every road is. Groups in ``pinned`` (they carry the
-        route or a marker) are drawn always; the most important group too.
+        ``budget`` (a segment of a pen wider than a pixel counts twice): zoomed out over
+        a big network only the main roads are drawn, as on a printed map, and zoomed in
+        every road is. The most important group is always drawn. A group in ``pinned``
+        (it carries the route or a marker) is drawn whole where it fits too, else only
+        near the markers: the route is drawn over its own roads anyway.
         """
         k = self.levels.index(self.level_for(metres_per_pixel))
         cost = [1 + (group.width > 1) for group in self.groups]     # a wide pen paints ~2x slower
@@ -215,11 +223,17 @@ class NetworkDrawing:
             k -= 1
         mask, total = 1, counts[0]
         for g in range(1, len(counts)):
-            total += counts[g]
-            if not eligible >> g & 1 or total > budget:
+            if not eligible >> g & 1 or total + counts[g] > budget:
                 break
-            mask |= 1 << g
-        return level, mask | pinned
+            mask, total = mask | 1 << g, total + counts[g]
+        near = 0
+        for g in range(len(counts)):
+            if pinned >> g & 1 and not mask >> g & 1:
+                if total + counts[g] <= budget:
+                    mask, total = mask | 1 << g, total + counts[g]
+                else:
+                    near |= 1 << g
+        return level, mask | near, near
 
     def memory(self) -> dict[str, int]:
         """Bytes held per part (docs/memory.md: the window geometry), the KD-tree estimated

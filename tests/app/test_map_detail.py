@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
+from app import map_style as style
 from app.map_view import Colouring, MapView
 from app.network_geometry import LONG_TILE, build_drawing
 from engine.core.graph import RoadGraph, haversine_m
@@ -152,17 +153,32 @@ def test_a_colouring_draws_the_same_segments_in_its_bins(map_view, large_drawing
     assert np.array_equal(bins[np.lexsort(bins.T[::-1])], segments_of(mv.level, want))
 
 
-def test_the_routes_road_class_is_drawn_over_the_budget(map_view, large_drawing):
+def test_a_pinned_class_over_the_budget_is_drawn_around_the_markers(map_view, large_drawing):
     mv, d = map_view, large_drawing
     mv.segment_budget = 1                    # only the most important group fits
     mv.fit()
     assert mv.drawn_groups() == [d.groups[0].label]
     service = next(g for g, x in enumerate(d.groups) if x.label == "service")
-    arc = int(np.flatnonzero(d.arc_group == service)[0])
-    mv.set_route(d.node_xy[:2], np.array([arc]))
-    assert "service" in mv.drawn_groups() and len(drawn_segments(mv._curves[service])) > 0
+    node = int(d.exact.end_a[d.exact.group_first[service]])        # an end of a service road
+    mv.set_marker("source", node)
+    assert "service" in mv.drawn_groups()
+    drawn = drawn_segments(mv._curves[service])
+    r = style.PINNED_NEAR_PX * mv.metres_per_pixel()
+    box = (*(d.node_xy[node] - r), *(d.node_xy[node] + r))
+    assert np.array_equal(drawn, segments_of(mv.level, scan(mv.level, service, box))) and len(drawn)
+    other = int(d.exact.end_a[d.exact.group_first[service + 1] - 1])
+    mv.set_marker("source", other)           # the marker moves: its roads follow
+    box = (*(d.node_xy[other] - r), *(d.node_xy[other] + r))
+    assert np.array_equal(drawn_segments(mv._curves[service]), segments_of(mv.level, scan(mv.level, service, box)))
+    mv.set_route(d.node_xy[:2], np.flatnonzero(d.arc_group == service)[:1])
+    mv.set_marker("source", None)
+    assert "service" in mv.drawn_groups() and len(drawn_segments(mv._curves[service])) == 0   # under the route
     mv.set_route(None)
     assert mv.drawn_groups() == [d.groups[0].label]
+    mv.segment_budget = 10 * d.exact.num_segments        # where it fits, a pinned class is drawn whole
+    mv.set_marker("target", node)
+    assert np.array_equal(drawn_segments(mv._curves[service]),
+                          segments_of(mv.level, scan(mv.level, service, mv._crop)))
 
 
 # ------------------------------------------------------------------ picking

@@ -48,7 +48,7 @@ import numpy as np
 
 from engine.core.graph import RoadGraph
 from engine.io.errors import LoadError
-from engine.io.limits import check_regular_file
+from engine.io.limits import check_allocation, check_regular_file
 from engine.io.osm_graph import INVALID_COORD, LICENSE, WaysRead, build_graph
 from engine.io.osm_report import OsmReport
 from engine.io.pbf_file import Damaged, Unsupported
@@ -135,6 +135,10 @@ def _node_locations(path: Path, storage, unique_ids: np.ndarray) -> np.ndarray:
     return np.stack([np.array(xs, np.int64), np.array(ys, np.int64)], axis=1)
 
 
+# Peak bytes of building the graph per node reference of the kept ways, the readers'
+# arrays included (measured: 124 at 4 M generated nodes, 11.7 M refs; 1.63 GB peak RSS).
+BUILD_BYTES_PER_REF = 128
+
 _LINE = re.compile(r"at line (\d+)")   # libosmium's XML errors name the line
 
 
@@ -191,6 +195,8 @@ def _load_report(path: Path, progress: ProgressFn = no_progress,
         raise LoadError(path, "no drivable roads in this file (no way with a car "
                               "highway tag such as primary or residential)")
     report.ways_kept = read.way_ids.size
+    check_allocation(BUILD_BYTES_PER_REF * read.ref_u.size,
+                     f"building the road graph of {read.ref_u.size:,} node references", path)
     progress(0.6, f"building the road graph from {read.way_ids.size} ways")
     cancel.check()
     graph = build_graph(path, read, report, progress, cancel)

@@ -24,6 +24,7 @@ from collections import namedtuple
 import numpy as np
 
 from engine.io.osm_graph import INVALID_COORD, WaysRead
+from engine.io.limits import memory_budget, over_budget
 from engine.io.osm_report import OsmReport
 from engine.io.osm_restrictions import read_restriction
 from engine.io.osm_tags import WAY_KEYS, way_profile
@@ -158,6 +159,7 @@ def read_pbf(path, report: OsmReport, cancel, on_bytes=None, threads=None):
     pbf_file.Unsupported or pbf_file.Damaged."""
     ways = PbfWays()
     node_parts, restrictions = [], []
+    budget, held = memory_budget(), 0
     for block in data_blocks(path, threads, on_bytes):
         cancel.check()
         (raw, meta, counts, str_start, str_end, node_id, node_x, node_y, way_id, way_nrefs,
@@ -168,6 +170,11 @@ def read_pbf(path, report: OsmReport, cancel, on_bytes=None, threads=None):
         if way_id.size:
             ways.add_block(raw, str_start, str_end, way_id, way_nrefs, refs, way_ntags, way_k,
                            way_v, report)
+        # what the blocks read so far hold: 16 bytes per node, 8 per kept ref, 16 per way
+        held += 16 * node_id.size + 8 * ways.refs[-1].size + 16 * ways.ids[-1].size \
+            if way_id.size else 16 * node_id.size
+        if held > budget:
+            raise over_budget(path, "reading the file's nodes and ways", held, budget, more=True)
         if rel_id.size:
             data = raw.data   # the decompressed bytes
             strings = [bytes(data[a:b]) for a, b in zip(str_start.tolist(), str_end.tolist())]

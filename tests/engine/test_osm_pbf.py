@@ -15,6 +15,7 @@ from osmium.osm.mutable import Node, Relation, Way  # noqa: E402
 
 from engine.io import LoadError  # noqa: E402
 from engine.io import osm  # noqa: E402
+from engine.io.limits import OverBudget  # noqa: E402
 from engine.io.osm_tags import WAY_KEYS, way_profile  # noqa: E402
 from engine.io.pbf_decode import decode_block  # noqa: E402
 from engine.io.pbf_file import _blobs, _inflate  # noqa: E402
@@ -243,3 +244,16 @@ def test_block_that_does_not_inflate(tmp_path):
     p.write_bytes(bytes(data))
     with pytest.raises(LoadError, match="not a readable.*(decompress|bytes)"):
         osm.load_osm(p)
+
+
+def test_memory_budget_refuses_early(tmp_path, monkeypatch):
+    p = write_random_pbf(tmp_path / "b.osm.pbf", 0, False, False)
+    monkeypatch.setenv("ROUTELAB_MEMORY_BUDGET", "1K")   # below what reading holds
+    with pytest.raises(OverBudget, match="reading the file's nodes and ways needs more than"):
+        osm.load_osm(p)
+    monkeypatch.setenv("ROUTELAB_MEMORY_BUDGET", "1M")
+    read = osm._read(p, osm.OsmReport(), osm.NEVER_CANCELLED)
+    refs = read.ref_u.size
+    monkeypatch.setenv("ROUTELAB_MEMORY_BUDGET", str(osm.BUILD_BYTES_PER_REF * refs - 1))
+    with pytest.raises(OverBudget, match=f"building the road graph of {refs:,} node references"):
+        osm._load_report(p, fast=False)

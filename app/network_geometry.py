@@ -210,8 +210,8 @@ class NetworkDrawing:
         ``budget`` (a segment of a pen wider than a pixel counts twice): zoomed out over
         a big network only the main roads are drawn, as on a printed map, and zoomed in
         every road is. The most important group is always drawn. A group in ``pinned``
-        (it carries the route or a marker) is drawn whole where it fits too, else only
-        near the markers: the route is drawn over its own roads anyway.
+        (it carries the route or a marker) is drawn whole where small (a few ferries), else
+        near the markers only (the route hides its roads; lone service roads would speckle).
         """
         k = self.levels.index(self.level_for(metres_per_pixel))
         cost = [1 + (group.width > 1) for group in self.groups]     # a wide pen paints ~2x slower
@@ -229,7 +229,7 @@ class NetworkDrawing:
         near = 0
         for g in range(len(counts)):
             if pinned >> g & 1 and not mask >> g & 1:
-                if total + counts[g] <= budget:
+                if counts[g] <= budget // 20 and total + counts[g] <= budget:   # a few ferries
                     mask, total = mask | 1 << g, total + counts[g]
                 else:
                     near |= 1 << g

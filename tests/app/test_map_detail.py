@@ -175,10 +175,23 @@ def test_a_pinned_class_over_the_budget_is_drawn_around_the_markers(map_view, la
     assert "service" in mv.drawn_groups() and len(drawn_segments(mv._curves[service])) == 0   # under the route
     mv.set_route(None)
     assert mv.drawn_groups() == [d.groups[0].label]
-    mv.segment_budget = 10 * d.exact.num_segments        # where it fits, a pinned class is drawn whole
+    mv.segment_budget = 20 * d.exact.num_segments        # where it is small, a pinned class is drawn whole
     mv.set_marker("target", node)
     assert np.array_equal(drawn_segments(mv._curves[service]),
                           segments_of(mv.level, scan(mv.level, service, mv._crop)))
+
+
+def test_a_small_pinned_class_is_drawn_whole_a_big_one_near_the_markers(large_drawing):
+    d = large_drawing
+    service = next(g for g, x in enumerate(d.groups) if x.label == "service")
+    level = d.exact
+    n = level.count(service)
+    majors = sum(1 << g for g, x in enumerate(d.groups) if x.major)
+    everything = 2 * level.num_segments
+    _, groups, near = d.detail(0.1, None, max(20 * n, everything), majors, 1 << service)
+    assert groups == majors | 1 << service and near == 0
+    _, groups, near = d.detail(0.1, None, 20 * n - 20, majors, 1 << service)
+    assert near == 1 << service and groups & near == near
 
 
 # ------------------------------------------------------------------ picking

@@ -210,7 +210,7 @@ class MapView(QWidget):
         self.update_detail(refill=True)
 
     def _add_curve(self, pen, z: float) -> pg.PlotCurveItem:
-        """A big segments curve; its device cache makes a marker drag or a pan cheap."""
+        """A big segments curve; its device cache keeps a marker drag from repainting it."""
         curve = pg.PlotCurveItem(pen=pen, connect="pairs", skipFiniteCheck=True)
         curve.setZValue(z)
         curve.setCacheMode(QGraphicsItem.DeviceCoordinateCache)

@@ -64,18 +64,11 @@ class PbfWays:
         self._kept = np.zeros(0, bool)          # combination -> profile is not None
         self.ids, self.lengths, self.refs, self.combo_of = [], [], [], []
 
-    def add_block(self, raw, str_start, str_end, way_id, way_nrefs, refs, way_ntags, way_k,
-                  way_v, report: OsmReport) -> None:
-        """Keep the block's car ways with two refs or more."""
-        slot = key_slots(raw, str_start, str_end, _KEY_BLOB, _KEY_FIRST)
-        rows, used = way_rows(way_ntags, way_k, way_v, slot, len(WAY_KEYS))
-        global_of = np.full(str_start.size, -1, np.int64)
-        data = raw.data
-        for i in np.flatnonzero(used).tolist():
-            global_of[i] = self._value(bytes(data[str_start[i]:str_end[i]]))
-        hashes = remap_rows(rows, global_of)
-        candidate = np.flatnonzero((rows[:, _HIGHWAY] >= 0) | (rows[:, _ROUTE] >= 0))  # KeyFilter
-        combo = self._combinations(rows[candidate], hashes[candidate])
+    def add_block(self, raw, str_start, str_end, way_id, way_nrefs, refs, tags,
+                  report: OsmReport) -> None:
+        """Keep the block's car ways with two refs or more (``tags``: _way_tags)."""
+        candidate, distinct, inv = tags
+        combo = self._combinations(raw, str_start, str_end, distinct)[inv]
         kept_combo = self._kept[combo] if combo.size else np.zeros(0, bool)
         report.ways_dropped += int(combo.size - kept_combo.sum())
         keep = np.zeros(way_id.size, bool)
@@ -95,21 +88,17 @@ class PbfWays:
             self.value_text.append(s.decode("utf-8", "replace"))
         return v
 
-    def _combinations(self, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
-        """Global combination id of every row; a new combination gets its profile."""
-        if rows.shape[0] == 0:
-            return np.zeros(0, np.int32)
-        _, first, inv = np.unique(hashes, return_index=True, return_inverse=True)
-        inv = inv.reshape(-1)
-        if not np.array_equal(rows, rows[first][inv]):   # a hash collision: sort rows
-            order = np.lexsort(rows.T[::-1])
-            srt = rows[order]
-            new = np.r_[True, np.any(srt[1:] != srt[:-1], axis=1)]
-            inv = np.empty(rows.shape[0], np.int64)
-            inv[order] = np.cumsum(new) - 1
-            first = order[new]
-        ids = np.empty(first.size, np.int32)
-        for i, row in enumerate(rows[first]):
+    def _combinations(self, raw, str_start, str_end, distinct: np.ndarray) -> np.ndarray:
+        """Global combination id of each distinct row of a block (string indices of the
+        block's table); a new combination gets its profile."""
+        used = np.unique(distinct[distinct >= 0])
+        global_of = np.full(str_start.size, -1, np.int64)
+        data = raw.data
+        for i in used.tolist():
+            global_of[i] = self._value(bytes(data[str_start[i]:str_end[i]]))
+        rows = np.where(distinct >= 0, global_of[np.maximum(distinct, 0)], -1)
+        ids = np.empty(rows.shape[0], np.int32)
+        for i, row in enumerate(rows):
             k = row.tobytes()
             c = self.combos.get(k)
             if c is None:
@@ -119,7 +108,34 @@ class PbfWays:
                 self.profiles.append(way_profile(tags))
                 self._kept = np.r_[self._kept, self.profiles[-1] is not None]
             ids[i] = c
-        return ids[inv]
+        return ids
+
+
+def _way_tags(block):
+    """On a worker thread: (candidate ways, their distinct tag rows, each candidate's
+    row) of a decoded block, the rows in the block's string indices (one block's
+    strings are distinct, so distinct indices are distinct strings)."""
+    (raw, meta, counts, str_start, str_end, node_id, node_x, node_y, way_id, way_nrefs,
+     refs, way_ntags, way_k, way_v) = block[:14]
+    if not way_id.size:
+        return block + (None,)
+    slot = key_slots(raw, str_start, str_end, _KEY_BLOB, _KEY_FIRST)
+    rows, _ = way_rows(way_ntags, way_k, way_v, slot, len(WAY_KEYS))
+    candidate = np.flatnonzero((rows[:, _HIGHWAY] >= 0) | (rows[:, _ROUTE] >= 0))  # KeyFilter
+    rows = rows[candidate]
+    if not candidate.size:
+        return block + ((candidate, rows, np.zeros(0, np.int64)),)
+    hashes = remap_rows(rows, np.arange(str_start.size))   # ids unchanged, hashed
+    _, first, inv = np.unique(hashes, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    if not np.array_equal(rows, rows[first][inv]):   # a hash collision: sort the rows
+        order = np.lexsort(rows.T[::-1])
+        srt = rows[order]
+        new = np.r_[True, np.any(srt[1:] != srt[:-1], axis=1)]
+        inv = np.empty(rows.shape[0], np.int64)
+        inv[order] = np.cumsum(new) - 1
+        first = order[new]
+    return block + ((candidate, rows[first], inv),)
 
 
 def _restrictions(strings, rel_id, rel_nmembers, member_id, member_role, member_type,
@@ -160,16 +176,15 @@ def read_pbf(path, report: OsmReport, cancel, on_bytes=None, threads=None):
     ways = PbfWays()
     node_parts, restrictions = [], []
     budget, held = memory_budget(), 0
-    for block in data_blocks(path, threads, on_bytes):
+    for block in data_blocks(path, threads, on_bytes, prepare=_way_tags):
         cancel.check()
         (raw, meta, counts, str_start, str_end, node_id, node_x, node_y, way_id, way_nrefs,
          refs, way_ntags, way_k, way_v, rel_id, rel_nmembers, member_id, member_role,
-         member_type, rel_ntags, rel_k, rel_v) = block
+         member_type, rel_ntags, rel_k, rel_v, tags) = block
         if node_id.size:
             node_parts.append((node_id, node_x, node_y))
         if way_id.size:
-            ways.add_block(raw, str_start, str_end, way_id, way_nrefs, refs, way_ntags, way_k,
-                           way_v, report)
+            ways.add_block(raw, str_start, str_end, way_id, way_nrefs, refs, tags, report)
         # what the blocks read so far hold: 16 bytes per node, 8 per kept ref, 16 per way
         held += 16 * node_id.size + 8 * ways.refs[-1].size + 16 * ways.ids[-1].size \
             if way_id.size else 16 * node_id.size

@@ -134,8 +134,9 @@ def _check_header(block: np.ndarray) -> None:
                 raise Unsupported(f"required feature {feature}")
 
 
-def _decode(blob, offset: int):
-    """One data block: decompress, decode; check what this reader can represent."""
+def _decode(blob, offset: int, prepare):
+    """One data block: decompress, decode; check what this reader can represent; then
+    the caller's ``prepare`` (still on the worker thread)."""
     buf = _inflate(blob, offset)
     try:
         out = decode_block(buf)
@@ -146,11 +147,14 @@ def _decode(blob, offset: int):
         raise Unsupported("unpacked repeated fields")
     if meta[0] % 100 or meta[1] % 100 or meta[2] % 100:
         raise Unsupported("coordinate granularity or offsets finer than 1e-7 degrees")
-    return (buf,) + out
+    out = (buf,) + out
+    return prepare(out) if prepare is not None else out
 
 
-def data_blocks(path, threads: int | None = None, on_bytes=None):
-    """Decoded data blocks of a PBF file, in file order: (buffer, *decode_block).
+def data_blocks(path, threads: int | None = None, on_bytes=None, prepare=None):
+    """Decoded data blocks of a PBF file, in file order: (buffer, *decode_block), or
+    what ``prepare`` makes of that on the worker thread (work that needs no shared
+    state runs there, in parallel).
 
     ``on_bytes(n)`` is called with the file offset reached, for progress."""
     size = os.path.getsize(path)
@@ -167,7 +171,7 @@ def data_blocks(path, threads: int | None = None, on_bytes=None):
                 continue   # the format says: skip unknown blob types
             if not seen_header:
                 raise Damaged("data block before the file's header block")
-            pending.append((offset, pool.submit(_decode, blob, offset)))
+            pending.append((offset, pool.submit(_decode, blob, offset, prepare)))
             while len(pending) > 2 * threads:
                 yield _done(pending, on_bytes)
         while pending:

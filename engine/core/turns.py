@@ -20,6 +20,8 @@ Graphs with no coordinates (DIMACS without .co) know only straight and U-turns.
 """
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -34,6 +36,7 @@ STRAIGHT, U_TURN = TURN_TYPE_INDEX["straight"], TURN_TYPE_INDEX["u_turn"]
 
 # upper bounds of |angle| in degrees for straight, slight, plain, sharp turns
 _ANGLE_BOUNDS = (25.0, 60.0, 120.0, 170.0)
+_TURN_CHUNK = 1 << 18        # turns typed by one task of turn_graph's thread pool
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,21 +116,40 @@ def _allowed(graph, from_arc: np.ndarray, to_arc: np.ndarray) -> tuple[np.ndarra
 
 
 def _turn_types(graph, from_arc: np.ndarray, to_arc: np.ndarray) -> np.ndarray:
+    """Each turn's type. The angles are computed in chunks of _TURN_CHUNK turns on a
+    thread pool (NumPy releases the GIL in its loops): the float64 temporaries (about
+    100 B a turn) stay bounded and every core works; each turn's value is the same as
+    in one pass (elementwise operations)."""
     tail, head = graph.tail, graph.head
     back = head[to_arc] == tail[from_arc]
     types = np.full(from_arc.size, STRAIGHT, dtype=np.int8)
     if graph.has_coordinates and from_arc.size:
-        angle = _turn_angles(graph, from_arc, to_arc)
-        a = np.abs(angle)
-        side = np.where(angle < 0, 0, 1)             # negative: clockwise, a right turn
-        plain = np.array([[TURN_TYPE_INDEX[f"{k}right"], TURN_TYPE_INDEX[f"{k}left"]]
-                          for k in ("slight_", "", "sharp_")], dtype=np.int8)
-        band = np.searchsorted(_ANGLE_BOUNDS, a)     # 0 straight .. 4 beyond sharp
-        turning = (band >= 1) & (band <= 3)
-        types[turning] = plain[band[turning] - 1, side[turning]]
-        types[band >= 4] = U_TURN
-        types[_only_way_on(graph, from_arc, back) & (band < 4)] = STRAIGHT
+        only = _only_way_on(graph, from_arc, back)
+
+        def typed(lo: int) -> None:
+            hi = min(lo + _TURN_CHUNK, from_arc.size)
+            types[lo:hi] = _angle_types(graph, from_arc[lo:hi], to_arc[lo:hi], only[lo:hi])
+        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+            else os.cpu_count() or 1
+        with ThreadPoolExecutor(max(1, min(threads, -(-from_arc.size // _TURN_CHUNK)))) as pool:
+            list(pool.map(typed, range(0, from_arc.size, _TURN_CHUNK)))
     types[back] = U_TURN
+    return types
+
+
+def _angle_types(graph, from_arc, to_arc, only) -> np.ndarray:
+    """Types by the turn angle (``only``: the single way on, straight unless beyond sharp)."""
+    types = np.full(from_arc.size, STRAIGHT, dtype=np.int8)
+    angle = _turn_angles(graph, from_arc, to_arc)
+    a = np.abs(angle)
+    side = np.where(angle < 0, 0, 1)                 # negative: clockwise, a right turn
+    plain = np.array([[TURN_TYPE_INDEX[f"{k}right"], TURN_TYPE_INDEX[f"{k}left"]]
+                      for k in ("slight_", "", "sharp_")], dtype=np.int8)
+    band = np.searchsorted(_ANGLE_BOUNDS, a)         # 0 straight .. 4 beyond sharp
+    turning = (band >= 1) & (band <= 3)
+    types[turning] = plain[band[turning] - 1, side[turning]]
+    types[band >= 4] = U_TURN
+    types[only & (band < 4)] = STRAIGHT
     return types
 
 

@@ -13,6 +13,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from engine.core.graph import RoadGraph, haversine_m
@@ -62,6 +63,7 @@ class _Arcs:
     length: np.ndarray
     speed: np.ndarray
     lanes: np.ndarray
+    row: np.ndarray       # its way's profile row: per-arc columns are one gather each
 
 
 @dataclass
@@ -126,32 +128,55 @@ def build_graph(path, read: WaysRead, report: OsmReport, progress, cancel) -> Ro
 
 def _way_pieces(path, read: WaysRead, report: OsmReport):
     """(ref_u, way_of, piece): the usable node refs, each with its way and way piece
-    (int32: 4 bytes per ref each; drops read.ref_u and read.lengths)."""
-    lengths, ref_u = read.lengths, read.ref_u.astype(np.int32)
-    read.lengths = read.ref_u = None
-    way_of = np.repeat(np.arange(lengths.size, dtype=np.int32), lengths)
-    way_start = np.zeros(ref_u.size, dtype=bool)
-    way_start[np.cumsum(lengths)[:-1]] = True
-    way_start[0] = True
+    (int32: 4 bytes per ref each; drops read.ref_u and read.lengths).
 
-    # A node missing from the file cuts its way: drop it and start a new piece after it.
-    missing = (read.xy == INVALID_COORD).any(axis=1)[ref_u]
-    report.missing_nodes = int(missing.sum())
-    piece_start = way_start | np.r_[False, missing[:-1]]
-    del way_start
-    piece = np.cumsum(piece_start, dtype=np.int32 if ref_u.size < 2**31 else np.int64)[~missing]
-    ref_u, way_of = ref_u[~missing], way_of[~missing]
-    # Repeated consecutive refs (mapping errors) would make zero-length segments.
-    first = np.r_[True, piece[1:] != piece[:-1]]
-    keep = first | np.r_[True, ref_u[1:] != ref_u[:-1]]
-    ref_u, way_of, piece = ref_u[keep], way_of[keep], piece[keep]
-    # Pieces of one node carry no segment.
-    keep = np.bincount(piece)[piece] >= 2
-    ref_u, way_of, piece = ref_u[keep], way_of[keep], piece[keep]
+    A node missing from the file cuts its way: it is dropped and a new piece starts
+    after it. Repeated consecutive refs (mapping errors) would make zero-length
+    segments: all but the first go. Pieces of one node carry no segment."""
+    lengths, ref_u = read.lengths, read.ref_u
+    read.lengths = read.ref_u = None
+    missing_u = (read.xy == INVALID_COORD).any(axis=1)
+    ref_u, way_of, piece, missing = _pieces(lengths, ref_u, missing_u)
+    report.missing_nodes = int(missing)
     if ref_u.size == 0:
         raise LoadError(path, "no drivable roads in this file (the road ways have no "
                               "node locations)")
     return ref_u, way_of, piece
+
+
+@numba.njit(cache=True, nogil=True)
+def _pieces(lengths, ref_u, missing_u):
+    """_way_pieces in two passes over the refs; piece numbers count the pieces begun,
+    as a cumulative sum of piece starts would (a start at a missing ref included)."""
+    out_ref = np.empty(ref_u.size, np.int32)
+    out_way = np.empty(ref_u.size, np.int32)
+    out_piece = np.empty(ref_u.size, np.int64)
+    n = pos = count = missing = 0
+    after_missing = False
+    for w in range(lengths.size):
+        for j in range(lengths[w]):
+            r = ref_u[pos]
+            pos += 1
+            if j == 0 or after_missing:
+                count += 1
+            after_missing = missing_u[r]
+            if after_missing:
+                missing += 1
+            elif not (n > 0 and out_piece[n - 1] == count and out_ref[n - 1] == r):
+                out_ref[n], out_way[n], out_piece[n] = r, w, count
+                n += 1
+    kept = 0   # drop the pieces left with one ref
+    i = 0
+    while i < n:
+        e = i + 1
+        while e < n and out_piece[e] == out_piece[i]:
+            e += 1
+        if e - i >= 2:
+            for k in range(i, e):
+                out_ref[kept], out_way[kept], out_piece[kept] = out_ref[k], out_way[k], out_piece[k]
+                kept += 1
+        i = e
+    return out_ref[:kept].copy(), out_way[:kept].copy(), out_piece[:kept].copy(), missing
 
 
 def _graph_segments(ref_u, piece, num_unique: int):
@@ -224,20 +249,23 @@ def _arcs(prof, edges: _Edges, num_ways: int) -> _Arcs:
     """The forward arc of every edge whose way allows it, then the backward ones
     (node and way ids int32, lanes int8: the graph's dtypes, 30 bytes per arc)."""
     speed_f, speed_b = _way_speeds(prof, edges, num_ways)
-    fwd = np.flatnonzero(prof.of(edges.way, _FWD) > 0)
-    bwd = np.flatnonzero(prof.of(edges.way, _BWD) > 0)
+    table, edge_row = prof.table, prof.row[edges.way]
+    fwd = np.flatnonzero((table[:, _FWD] > 0)[edge_row])
+    bwd = np.flatnonzero((table[:, _BWD] > 0)[edge_row])
     arc_edge = np.r_[fwd, bwd]
     is_fwd = np.r_[np.ones(fwd.size, bool), np.zeros(bwd.size, bool)]
     del fwd, bwd
-    arc_way = edges.way[arc_edge]
-    lanes = np.where(is_fwd, prof.of(arc_way, _LANES_F), prof.of(arc_way, _LANES_B))
+    arc_way, arc_row = edges.way[arc_edge], edge_row[arc_edge]
+    del edge_row
+    lanes = np.where(is_fwd, table[:, _LANES_F].astype(np.int8)[arc_row],
+                     table[:, _LANES_B].astype(np.int8)[arc_row])
     return _Arcs(
         edge=arc_edge, forward=is_fwd,
         tail=np.where(is_fwd, edges.tail[arc_edge], edges.head[arc_edge]).astype(np.int32),
         head=np.where(is_fwd, edges.head[arc_edge], edges.tail[arc_edge]).astype(np.int32),
         way=arc_way, length=edges.length[arc_edge],
         speed=np.where(is_fwd, speed_f[arc_way], speed_b[arc_way]),
-        lanes=lanes.astype(np.int8))
+        lanes=lanes, row=arc_row)
 
 
 def _arc_geometry(edges: _Edges, arcs: _Arcs, lon_p, lat_p):
@@ -269,13 +297,14 @@ def _metrics(arcs: _Arcs) -> dict[str, np.ndarray]:
 
 
 def _arc_attrs(prof, arcs: _Arcs) -> dict[str, np.ndarray]:
-    arc_way = arcs.way
+    """Per-arc attributes: per-profile values (a few hundred rows) gathered once."""
+    table, row = prof.table, arcs.row
     return {
         "length_m": arcs.length.astype(np.float32),
-        "road_class": prof.of(arc_way, _CLASS).astype(np.int8),
+        "road_class": table[:, _CLASS].astype(np.int8)[row],
         "speed_kmh": arcs.speed.astype(np.float32),
-        "lanes": arcs.lanes.astype(np.int8),
-        "oneway": (prof.of(arc_way, _FWD) > 0) != (prof.of(arc_way, _BWD) > 0),
-        "toll": prof.of(arc_way, _TOLL) > 0,
-        "roundabout": prof.of(arc_way, _ROUNDABOUT) > 0,
+        "lanes": arcs.lanes,
+        "oneway": ((table[:, _FWD] > 0) != (table[:, _BWD] > 0))[row],
+        "toll": (table[:, _TOLL] > 0)[row],
+        "roundabout": (table[:, _ROUNDABOUT] > 0)[row],
     }

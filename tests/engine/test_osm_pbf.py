@@ -96,18 +96,24 @@ def random_tags(rng) -> list:
     return tags
 
 
-def random_restriction(rng, rid, way_ids, node_ids):
+def random_restriction(rng, rid, ways, node_ids):
+    """Mostly restrictions that resolve: from and to ways through a shared via node."""
     value = str(rng.choice(["no_left_turn", "only_straight_on", "no_u_turn", "only_right_turn",
                             "give_way"]))
-    key = str(rng.choice(["restriction", "restriction:motorcar", "restriction:hgv"]))
+    key = str(rng.choice(["restriction", "restriction", "restriction:motorcar",
+                          "restriction:hgv"]))
     tags = [("type", "restriction"), (key, value)]
-    if rng.random() < 0.15:
+    if rng.random() < 0.1:
         tags.append(("except", str(rng.choice(["motorcar", "bicycle;psv"]))))
-    via = ("w", int(rng.choice(way_ids)), "via") if rng.random() < 0.1 else \
-        ("n", int(rng.choice(node_ids)), "via")
-    members = [("w", int(rng.choice(way_ids)), "from"), via, ("w", int(rng.choice(way_ids)), "to")]
-    if rng.random() < 0.2:
-        members.append(("w", int(rng.choice(way_ids)), "to"))
+    way_ids = [w.id for w in ways]
+    via_node = int(rng.choice(node_ids))
+    through = [w.id for w in ways if via_node in w.nodes]
+    pick = (lambda: int(rng.choice(through))) if through and rng.random() < 0.8 else \
+        (lambda: int(rng.choice(way_ids)))
+    via = ("w", int(rng.choice(way_ids)), "via") if rng.random() < 0.05 else ("n", via_node, "via")
+    members = [("w", pick(), "from"), via, ("w", pick(), "to")]
+    if rng.random() < 0.15:
+        members.append(("w", pick(), "to"))
     return Relation(id=rid, members=members, tags=tags)
 
 
@@ -136,7 +142,7 @@ def write_random_pbf(path: Path, seed: int, sparse_ids: bool, shuffled: bool, fm
              for k, i in enumerate(ids) if rng.random() > 0.03]
     if shuffled:
         rng.shuffle(nodes)
-    rels = [random_restriction(rng, r + 1, [w.id for w in ways], ids) for r in range(25)]
+    rels = [random_restriction(rng, r + 1, ways, ids) for r in range(40)]
     target = osmium.io.File(str(path), fmt) if fmt else str(path)
     with osmium.SimpleWriter(target, overwrite=True) as w:
         for obj in nodes + ways + rels:

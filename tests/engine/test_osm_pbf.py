@@ -263,3 +263,12 @@ def test_memory_budget_refuses_early(tmp_path, monkeypatch):
     monkeypatch.setenv("ROUTELAB_MEMORY_BUDGET", str(osm.BUILD_BYTES_PER_REF * refs - 1))
     with pytest.raises(OverBudget, match=f"building the road graph of {refs:,} node references"):
         osm._load_report(p, fast=False)
+
+
+def test_cancel_while_reading_blocks(tmp_path):
+    from engine.core.progress import Cancelled, CancelToken
+    p = write_random_pbf(tmp_path / "c.osm.pbf", 0, False, False)
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled):
+        osm._load_report(p, cancel=token, fast=True)

@@ -133,7 +133,7 @@ def measure_scale(num_nodes: int) -> dict:
     from engine.generate.network import generate_road_network
     t0 = time.perf_counter()
     graph = generate_road_network(num_nodes, seed=1)
-    generated, rss_graph = time.perf_counter() - t0, _rss_gb()
+    generated = time.perf_counter() - t0
     app = QApplication.instance() or QApplication([])
     w = MainWindow(backend="cpu")
     w.session.background_hierarchy = False
@@ -154,7 +154,7 @@ def measure_scale(num_nodes: int) -> dict:
     memory = mv.drawing.memory()
     result = {"nodes": graph.num_nodes, "arcs": graph.num_arcs, "generated": generated,
               "loaded": loaded, "first": first, "moves": {str(k): v for k, v in moves.items()},
-              "rss_graph": rss_graph, "rss": _rss_gb(), "peak": _rss_gb("VmHWM"), "memory": memory,
+              "rss": _rss_gb(), "peak": _rss_gb("VmHWM"), "memory": memory,
               "segments": mv.drawing.exact.num_segments, "map_px": (mv.view.width(), mv.view.height())}
     w.close()
     return result
@@ -176,12 +176,12 @@ def bench_draw_scale() -> tuple[list[str], list[list[str]]]:
         rows.append([f"{r['nodes']:,} nodes, {r['arcs']:,} arcs", f"{r['generated']:.1f} s",
                      f"{r['loaded']:.1f} s", _ms(r["first"]), pans,
                      f"{_ms(m['zoom'][0])} ({_ms(m['zoom'][1])})",
-                     f"{r['rss_graph']:.2f} / {r['rss']:.2f} / {r['peak']:.2f} GB",
+                     f"{r['rss']:.2f} / {r['peak']:.2f} GB",
                      f"{geometry / 1e6:.0f} MB: {geometry / r['nodes']:.0f} B/node, {geometry / r['arcs']:.0f} B/arc",
                      ", ".join(f"{k} {v / r['nodes']:.0f}" for k, v in r["memory"].items())])
     return (["generated network", "generate", "load into the window", "first paint",
              f"pan median (slowest, drawn) at zoom {' / '.join(f'x{z}' for z in ZOOMS)}",
-             "zoom step median (slowest)", "RSS: graph / window / peak", "window geometry",
+             "zoom step median (slowest)", "RSS of the window: now / peak", "window geometry",
              "geometry B/node by part"], rows)
 
 

@@ -258,3 +258,25 @@ def test_an_edge_into_an_entry_is_refused(gen):
     edge_to[t.edge_first[inner]] = t.vertex_first[-1] + 5     # and one leaving the level
     with pytest.raises(MicrocodeError, match=f"cell {cell}"):
         compile_microcode(SimpleNamespace(levels=[replace(t, edge_to=edge_to)]))
+
+
+@pytest.mark.parametrize("slots_per_block", [1, 700, 4096])
+def test_upload_in_runs_equals_the_packing(gen, monkeypatch, slots_per_block):
+    """The GPU upload packs runs of whole blocks through one host buffer: with NumPy as
+    the device and runs from one instruction to all of them, the same columns as the
+    packing of everything at once."""
+    from engine.core.backend import cpu_backend
+    from engine.crp.customization import microcode_gpu as mg
+    o, mc = gen
+    p = pack_blocks(mc, slots_per_block)
+    for run in (1, 997, 50_000, 10**9):
+        monkeypatch.setattr(mg, "UPLOAD_INSTRUCTIONS", run)
+        got = mg._upload_instructions(mc, mg._blocks(mc, slots_per_block), np)
+        for name, column in zip(("instr_a", "instr_b", "instr_c"), got):
+            assert np.array_equal(column, getattr(p, name)), (run, name)
+    dm = mg.DeviceMicrocode(mc, cpu_backend(), slots_per_block)
+    assert dm.num_blocks == p.num_blocks and dm.shared_bytes == p.shared_bytes
+    for name, a in dm.arrays.items():
+        assert np.array_equal(a, getattr(p, name)) and a.dtype == getattr(p, name).dtype, name
+    assert dm.nbytes == 6 * mc.num_instructions + sum(
+        a.nbytes for k, a in dm.arrays.items() if not k.startswith("instr_"))

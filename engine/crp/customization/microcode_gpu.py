@@ -49,32 +49,61 @@ class PackedMicrocode:
         return 4 * int(self.block_slots.max(initial=1))
 
 
-def pack_blocks(mc: Microcode, slots_per_block: int = SLOTS_PER_BLOCK) -> PackedMicrocode:
-    """Greedy packing of consecutive cells into blocks of at most ``slots_per_block``
-    slots (a bigger cell gets a block of its own), then each block's instructions
-    ordered by (layer, cell). Written straight into the uint16 arrays (6 bytes per
-    instruction), blocks in parallel, with no per-edge or per-instruction temporaries."""
+UPLOAD_INSTRUCTIONS = 1 << 23   # instructions packed per host buffer on the way to the GPU
+
+
+@dataclass(frozen=True, eq=False)
+class _Blocks:
+    """The per-block offsets of a packing (small: per block, per block layer)."""
+    cell_first: np.ndarray         # int32 [G+1]
+    base: np.ndarray               # int64 [C] each cell's first slot in its block
+    slots: np.ndarray              # int32 [G]
+    layer_first_of_block: np.ndarray   # int64 [G+1]
+    layer_first: np.ndarray        # int64 [K+1]
+
+
+def _blocks(mc: Microcode, slots_per_block: int) -> _Blocks:
     if int(mc.num_slots.max(initial=0)) > MAX_BLOCK_SLOTS:
         raise ValueError(f"a cell needs {int(mc.num_slots.max())} slots; a block holds "
                          f"at most {MAX_BLOCK_SLOTS}")
     if int(mc.edge_weight.max(initial=0)) > np.iinfo(np.int32).max:
         raise ValueError("weight indices beyond int32")
     cell_first = _pack_cells(mc.num_slots, min(slots_per_block, MAX_BLOCK_SLOTS))
-    base = _slot_base(cell_first, mc.num_slots)
     block_slots = np.add.reduceat(mc.num_slots, cell_first[:-1]).astype(np.int32) \
         if mc.num_cells else np.zeros(0, np.int32)
     block_layers = np.maximum.reduceat(mc.num_layers, cell_first[:-1]) \
         if mc.num_cells else np.zeros(0, np.int32)
     block_layer_first = np.zeros(cell_first.size, dtype=np.int64)
     np.cumsum(block_layers, out=block_layer_first[1:])
-    ia, ib, ic, layer_first = _pack_instructions(
-        cell_first, base, block_layer_first, mc.instr_first, mc.instr_a, mc.instr_b,
-        mc.instr_c, mc.instr_assign, mc.instr_layer)
-    return PackedMicrocode(cell_first, block_slots, block_layer_first, layer_first, ia, ib, ic,
-                           mc.edge_first[cell_first], mc.edge_weight.astype(np.int32, copy=False),
-                           _block_slots(mc.edge_first, mc.edge_slot, base),
-                           mc.clique_first[cell_first],
-                           _block_slots(mc.clique_first, mc.collect_slot, base))
+    return _Blocks(cell_first, _slot_base(cell_first, mc.num_slots), block_slots,
+                   block_layer_first,
+                   _layer_first(cell_first, block_layer_first, mc.instr_first, mc.instr_layer))
+
+
+def pack_blocks(mc: Microcode, slots_per_block: int = SLOTS_PER_BLOCK) -> PackedMicrocode:
+    """Greedy packing of consecutive cells into blocks of at most ``slots_per_block``
+    slots (a bigger cell gets a block of its own), then each block's instructions
+    ordered by (layer, cell). Written straight into the uint16 arrays (6 bytes per
+    instruction), blocks in parallel, with no per-edge or per-instruction temporaries."""
+    k = _blocks(mc, slots_per_block)
+    return PackedMicrocode(k.cell_first, k.slots, k.layer_first_of_block, k.layer_first,
+                           *_pack_all(mc, k), *_edges_and_collection(mc, k))
+
+
+def _pack_all(mc: Microcode, k: _Blocks) -> tuple:
+    """The packed instruction columns (a, b, c | ASSIGN) of every block, on the host."""
+    instr = tuple(np.empty(mc.num_instructions, dtype=np.uint16) for _ in range(3))
+    _pack_instructions(k.cell_first, k.base, k.layer_first_of_block, k.layer_first,
+                       mc.instr_first, mc.instr_a, mc.instr_b, mc.instr_c, mc.instr_assign,
+                       mc.instr_layer, 0, k.slots.size, 0, *instr)
+    return instr
+
+
+def _edges_and_collection(mc: Microcode, k: _Blocks) -> tuple:
+    """(block_edge_first, edge_weight int32, edge_slot, block_out_first, collect_slot)."""
+    return (mc.edge_first[k.cell_first], mc.edge_weight.astype(np.int32, copy=False),
+            _block_slots(mc.edge_first, mc.edge_slot, k.base), mc.clique_first[k.cell_first],
+            _block_slots(mc.clique_first, mc.collect_slot, k.base))
 
 
 @nb.njit(cache=True, parallel=True)
@@ -115,25 +144,32 @@ def _slot_base(cell_first, num_slots):
 
 
 @nb.njit(cache=True, parallel=True)
-def _pack_instructions(cell_first, base, block_layer_first, first, a, b, c, assign, layer):
-    """Per block (blocks in parallel: each writes its own ranges), a counting sort of
-    its cells' instructions by layer (cells in order within a layer), with block-local
-    uint16 slots."""
-    n = first[-1]
-    ia = np.empty(n, dtype=np.uint16)
-    ib = np.empty(n, dtype=np.uint16)
-    ic = np.empty(n, dtype=np.uint16)
-    layer_first = np.zeros(block_layer_first[-1] + 1, dtype=np.int64)
+def _layer_first(cell_first, block_layer_first, first, layer):
+    """int64 [K+1]: where each block's layer starts among the packed instructions
+    (blocks in the order of their cells, a block's layers in order; layers from 1)."""
+    out = np.zeros(block_layer_first[-1] + 1, dtype=np.int64)
     for g in nb.prange(cell_first.size - 1):
         k0, nl = block_layer_first[g], block_layer_first[g + 1] - block_layer_first[g]
-        pos = np.zeros(nl, dtype=np.int64)
+        count = np.zeros(nl, dtype=np.int64)
         for i in range(first[cell_first[g]], first[cell_first[g + 1]]):
-            pos[layer[i] - 1] += 1                       # layers count from 1
+            count[layer[i] - 1] += 1
         start = first[cell_first[g]]
         for j in range(nl):
-            layer_first[k0 + j] = start
-            start += pos[j]
-            pos[j] = start - pos[j]
+            out[k0 + j] = start
+            start += count[j]
+    out[-1] = first[-1]
+    return out
+
+
+@nb.njit(cache=True, parallel=True)
+def _pack_instructions(cell_first, base, block_layer_first, layer_first, first, a, b, c,
+                       assign, layer, g0, g1, offset, ia, ib, ic):
+    """Blocks g0..g1-1 (in parallel: each writes its own range): a counting sort of
+    their cells' instructions by layer (cells in order within a layer), with
+    block-local uint16 slots, written at (packed position - ``offset``)."""
+    for g in nb.prange(g0, g1):
+        k0, nl = block_layer_first[g], block_layer_first[g + 1] - block_layer_first[g]
+        pos = layer_first[k0:k0 + nl] - offset
         for cell in range(cell_first[g], cell_first[g + 1]):
             for i in range(first[cell], first[cell + 1]):
                 p = pos[layer[i] - 1]
@@ -141,30 +177,58 @@ def _pack_instructions(cell_first, base, block_layer_first, first, a, b, c, assi
                 ia[p] = a[i] + base[cell]
                 ib[p] = b[i] + base[cell]
                 ic[p] = (c[i] + base[cell]) | (ASSIGN if assign[i] else 0)
-    layer_first[-1] = n
-    return ia, ib, ic, layer_first
 
 
 class DeviceMicrocode:
     """A packed Microcode uploaded once to ``backend`` (arrays of backend.xp). On a GPU
-    the packed host arrays are dropped after the upload (nothing on the host reads
-    them); it keeps no reference to the Microcode either."""
+    the instructions are packed UPLOAD_INSTRUCTIONS at a time into one reused host
+    buffer and copied into their place on the device, so the host never holds the
+    packed stream (6 bytes per instruction: 9 GB at 24 M nodes); it keeps no
+    reference to the Microcode either. On the CPU the arrays are the packed ones."""
 
     def __init__(self, mc: Microcode, backend, slots_per_block: int = SLOTS_PER_BLOCK):
-        packed = pack_blocks(mc, slots_per_block)
         self.level, self.num_shortcuts = mc.level, mc.num_shortcuts
-        self.num_blocks, self.shared_bytes = packed.num_blocks, packed.shared_bytes
         self.backend = backend
         xp = backend.xp
-        self.arrays = {name: xp.asarray(getattr(packed, name)) for name in (
-            "block_slots", "block_layer_first", "layer_first", "instr_a", "instr_b",
-            "instr_c", "block_edge_first", "edge_weight", "edge_slot", "block_out_first",
-            "collect_slot")}
+        k = _blocks(mc, slots_per_block)
+        instr = _upload_instructions(mc, k, xp) if backend.is_gpu else _pack_all(mc, k)
+        self.num_blocks = k.slots.size
+        self.shared_bytes = 4 * int(k.slots.max(initial=1))
+        names = ("block_slots", "block_layer_first", "layer_first", "instr_a", "instr_b",
+                 "instr_c", "block_edge_first", "edge_weight", "edge_slot", "block_out_first",
+                 "collect_slot")
+        values = (k.slots, k.layer_first_of_block, k.layer_first, *instr,
+                  *_edges_and_collection(mc, k))
+        self.arrays = {name: xp.asarray(v) for name, v in zip(names, values)}
 
     @property
     def nbytes(self) -> int:
         """Bytes of the uploaded arrays."""
         return sum(int(a.nbytes) for a in self.arrays.values())
+
+
+def _upload_instructions(mc: Microcode, k: _Blocks, xp) -> tuple:
+    """The packed instruction columns on the device, packed in runs of whole blocks of
+    about UPLOAD_INSTRUCTIONS instructions through one host buffer."""
+    n = mc.num_instructions
+    device = tuple(xp.empty(n, dtype=np.uint16) for _ in range(3))
+    at = mc.instr_first[k.cell_first]                 # each block's first instruction
+    g0, size = 0, 0
+    host = tuple(np.empty(0, dtype=np.uint16) for _ in range(3))
+    while g0 < k.slots.size:
+        g1 = int(np.searchsorted(at, at[g0] + UPLOAD_INSTRUCTIONS, side="right")) - 1
+        g1 = min(max(g1, g0 + 1), k.slots.size)
+        i0, i1 = int(at[g0]), int(at[g1])
+        if i1 - i0 > size:
+            size = max(i1 - i0, min(n, UPLOAD_INSTRUCTIONS))
+            host = tuple(np.empty(size, dtype=np.uint16) for _ in range(3))
+        _pack_instructions(k.cell_first, k.base, k.layer_first_of_block, k.layer_first,
+                           mc.instr_first, mc.instr_a, mc.instr_b, mc.instr_c,
+                           mc.instr_assign, mc.instr_layer, g0, g1, i0, *host)
+        for d, h in zip(device, host):
+            d[i0:i1] = xp.asarray(h[:i1 - i0])
+        g0 = g1
+    return device
 
 
 def run_microcode_gpu(dm: DeviceMicrocode, weights, backend, out=None, overflow=None,

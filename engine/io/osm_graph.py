@@ -18,6 +18,7 @@ import numpy as np
 
 from engine.core.graph import RoadGraph, haversine_m
 from engine.io.errors import LoadError
+from engine.io.osm_arcs import arc_columns, arc_geometry
 from engine.io.osm_report import OsmReport
 from engine.io.osm_restrictions import resolve_restrictions
 
@@ -111,14 +112,15 @@ def build_graph(path, read: WaysRead, report: OsmReport, progress, cancel) -> Ro
     cancel.check()
     banned = resolve_restrictions(read.restrictions, read.way_ids, unique_ids, node_of_u,
                                   arcs.tail, arcs.head, arcs.way, arcs.edge, report)
-    read.way_ids = read.restrictions = None
+    read.way_ids = read.restrictions = read.unique_ids = None
     del edges, node_of_u
+    node_id, lon, lat = unique_ids[node_u], xy[node_u, 0] / 1e7, xy[node_u, 1] / 1e7
+    del unique_ids, xy, node_u   # only the graph's arrays go into from_arcs' copies
     metrics, attrs = _metrics(arcs), _arc_attrs(prof, arcs)
     tail, head = arcs.tail, arcs.head
     del arcs
     graph = RoadGraph.from_arcs(
-        node_u.size, tail, head, metrics, unique_ids[node_u],
-        lon=xy[node_u, 0] / 1e7, lat=xy[node_u, 1] / 1e7, arc_attrs=attrs,
+        node_id.size, tail, head, metrics, node_id, lon=lon, lat=lat, arc_attrs=attrs,
         geometry_first=g_first, geometry_lonlat=geometry, banned_turns=banned,
         metric_units={"distance": "m", "travel_time": "ds"},
         source=path.name, data_license=LICENSE)
@@ -247,7 +249,7 @@ def _way_speeds(prof, edges: _Edges, num_ways: int):
 
 def _arcs(prof, edges: _Edges, num_ways: int) -> _Arcs:
     """The forward arc of every edge whose way allows it, then the backward ones
-    (node and way ids int32, lanes int8: the graph's dtypes, 30 bytes per arc)."""
+    (node and way ids int32, lanes int8: the graph's dtypes, 34 bytes per arc)."""
     speed_f, speed_b = _way_speeds(prof, edges, num_ways)
     table, edge_row = prof.table, prof.row[edges.way]
     fwd = np.flatnonzero((table[:, _FWD] > 0)[edge_row])
@@ -255,35 +257,17 @@ def _arcs(prof, edges: _Edges, num_ways: int) -> _Arcs:
     arc_edge = np.r_[fwd, bwd]
     is_fwd = np.r_[np.ones(fwd.size, bool), np.zeros(bwd.size, bool)]
     del fwd, bwd
-    arc_way, arc_row = edges.way[arc_edge], edge_row[arc_edge]
-    del edge_row
-    lanes = np.where(is_fwd, table[:, _LANES_F].astype(np.int8)[arc_row],
-                     table[:, _LANES_B].astype(np.int8)[arc_row])
-    return _Arcs(
-        edge=arc_edge, forward=is_fwd,
-        tail=np.where(is_fwd, edges.tail[arc_edge], edges.head[arc_edge]).astype(np.int32),
-        head=np.where(is_fwd, edges.head[arc_edge], edges.tail[arc_edge]).astype(np.int32),
-        way=arc_way, length=edges.length[arc_edge],
-        speed=np.where(is_fwd, speed_f[arc_way], speed_b[arc_way]),
-        lanes=lanes, row=arc_row)
+    tail, head, way, length, speed, lanes, row = arc_columns(
+        arc_edge, is_fwd, edges.tail, edges.head, edges.way, edges.length, edge_row,
+        speed_f, speed_b, table[:, _LANES_F].astype(np.int8), table[:, _LANES_B].astype(np.int8))
+    return _Arcs(edge=arc_edge, forward=is_fwd, tail=tail, head=head, way=way, length=length,
+                 speed=speed, lanes=lanes, row=row)
 
 
 def _arc_geometry(edges: _Edges, arcs: _Arcs, lon_p, lat_p):
     """(geometry_first, geometry_lonlat): interior points, tail to head: a+1..b-1
-    forwards, b-1..a+1 backwards (the positions built in place: 3 int64 per point at
-    the peak, then the float64 pairs)."""
-    a, b, arc_edge, is_fwd = edges.a, edges.b, arcs.edge, arcs.forward
-    count = (b - a - 1)[arc_edge]
-    g_first = np.zeros(arc_edge.size + 1, dtype=np.int64)
-    np.cumsum(count, out=g_first[1:])
-    pts = np.arange(g_first[-1])
-    pts -= np.repeat(g_first[:-1], count)                          # offset along the arc
-    pts *= np.repeat(np.where(is_fwd, 1, -1).astype(np.int8), count)
-    pts += np.repeat(np.where(is_fwd, a[arc_edge] + 1, b[arc_edge] - 1), count)
-    out = np.empty((pts.size, 2))
-    out[:, 0] = lon_p[pts]
-    out[:, 1] = lat_p[pts]
-    return g_first, out
+    forwards, b-1..a+1 backwards (engine.io.osm_arcs)."""
+    return arc_geometry(edges.a, edges.b, arcs.edge, arcs.forward, lon_p, lat_p)
 
 
 def _metrics(arcs: _Arcs) -> dict[str, np.ndarray]:

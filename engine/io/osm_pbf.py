@@ -29,7 +29,7 @@ from engine.io.osm_report import OsmReport
 from engine.io.osm_restrictions import read_restriction
 from engine.io.osm_tags import WAY_KEYS, way_profile
 from engine.io.pbf_file import Damaged, data_blocks
-from engine.io.pbf_tags import key_slots, packed_keys, remap_rows, way_rows
+from engine.io.pbf_tags import distinct_rows, key_slots, packed_keys, way_rows
 
 __all__ = ["read_pbf", "PbfWays"]
 
@@ -113,29 +113,17 @@ class PbfWays:
 
 def _way_tags(block):
     """On a worker thread: (candidate ways, their distinct tag rows, each candidate's
-    row) of a decoded block, the rows in the block's string indices (one block's
-    strings are distinct, so distinct indices are distinct strings)."""
+    row) of a decoded block, the rows in the block's string indices (a table that
+    repeats a string gives two rows for one combination: they meet again in
+    PbfWays.combos, keyed by global value ids)."""
     (raw, meta, counts, str_start, str_end, node_id, node_x, node_y, way_id, way_nrefs,
      refs, way_ntags, way_k, way_v) = block[:14]
     if not way_id.size:
         return block + (None,)
     slot = key_slots(raw, str_start, str_end, _KEY_BLOB, _KEY_FIRST)
     rows, _ = way_rows(way_ntags, way_k, way_v, slot, len(WAY_KEYS))
-    candidate = np.flatnonzero((rows[:, _HIGHWAY] >= 0) | (rows[:, _ROUTE] >= 0))  # KeyFilter
-    rows = rows[candidate]
-    if not candidate.size:
-        return block + ((candidate, rows, np.zeros(0, np.int64)),)
-    hashes = remap_rows(rows, np.arange(str_start.size))   # ids unchanged, hashed
-    _, first, inv = np.unique(hashes, return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
-    if not np.array_equal(rows, rows[first][inv]):   # a hash collision: sort the rows
-        order = np.lexsort(rows.T[::-1])
-        srt = rows[order]
-        new = np.r_[True, np.any(srt[1:] != srt[:-1], axis=1)]
-        inv = np.empty(rows.shape[0], np.int64)
-        inv[order] = np.cumsum(new) - 1
-        first = order[new]
-    return block + ((candidate, rows[first], inv),)
+    candidate, first, inv = distinct_rows(rows, _HIGHWAY, _ROUTE)   # KeyFilter highway/route
+    return block + ((candidate, rows[candidate[first]], inv),)
 
 
 def _restrictions(strings, rel_id, rel_nmembers, member_id, member_role, member_type,

@@ -3,15 +3,15 @@
 engine.io.osm_pbf classifies ways by their *tag combination*: the values of the keys
 way_profile reads (engine.io.osm_tags.WAY_KEYS), one row per way. These kernels find
 those keys in the block's string table by their bytes, build the rows (the first
-value of a repeated key, as osmium's TagList.get answers), and hash each row so
-that the distinct rows of a block are found with one sort of integers.
+value of a repeated key, as osmium's TagList.get answers), and find a block's
+distinct rows with a hash table of whole rows (no sort).
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-__all__ = ["key_slots", "way_rows", "remap_rows", "packed_keys"]
+__all__ = ["key_slots", "way_rows", "distinct_rows", "packed_keys"]
 
 
 def packed_keys(keys) -> tuple[np.ndarray, np.ndarray]:
@@ -60,17 +60,47 @@ def way_rows(way_ntags, way_k, way_v, slot, num_keys):
 
 
 @numba.njit(cache=True, nogil=True)
-def remap_rows(rows, global_of):
-    """Replace string indices by global value ids in place; return each row's hash
-    (FNV-1a over its ids: equal rows, equal hashes; the caller checks collisions)."""
-    h = np.empty(rows.shape[0], np.int64)
-    for w in range(rows.shape[0]):
+def distinct_rows(rows, need_a, need_b):
+    """(candidates, first, inv) for the rows with a value in column need_a or need_b:
+    their indices, the index (among them) of the first of each distinct row, and each
+    one's distinct row. An open-addressing hash table compares whole rows, so equal
+    hashes never merge different rows."""
+    n, k = rows.shape
+    cand = np.empty(n, np.int64)
+    m = 0
+    for w in range(n):
+        if rows[w, need_a] >= 0 or rows[w, need_b] >= 0:
+            cand[m] = w
+            m += 1
+    size = 16
+    while size < 2 * m:
+        size *= 2
+    slots = np.full(size, -1, np.int64)      # index into first
+    first = np.empty(m, np.int64)
+    inv = np.empty(m, np.int64)
+    d = 0
+    for i in range(m):
+        w = cand[i]
         x = np.uint64(14695981039346656037)
-        for s in range(rows.shape[1]):
-            v = rows[w, s]
-            if v >= 0:
-                v = global_of[v]
-                rows[w, s] = v
-            x = (x ^ np.uint64(v + 1)) * np.uint64(1099511628211)
-        h[w] = np.int64(x)
-    return h
+        for s in range(k):
+            x = (x ^ np.uint64(rows[w, s] + 1)) * np.uint64(1099511628211)
+        at = np.int64(x & np.uint64(size - 1))
+        while True:
+            j = slots[at]
+            if j < 0:
+                slots[at] = d
+                first[d] = i
+                inv[i] = d
+                d += 1
+                break
+            same = True
+            other = cand[first[j]]
+            for s in range(k):
+                if rows[other, s] != rows[w, s]:
+                    same = False
+                    break
+            if same:
+                inv[i] = j
+                break
+            at = (at + 1) & (size - 1)
+    return cand[:m].copy(), first[:d].copy(), inv

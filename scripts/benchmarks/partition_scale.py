@@ -73,13 +73,15 @@ def _row(label: str, g, workers) -> list[str]:
     p = partition_graph(g, seed=0, workers=workers, progress=progress)
     seconds = time.perf_counter() - t0
     marks.append((time.perf_counter(), "end"))
-    steps = [f"{b - a:.1f}" for (a, m), (b, _) in zip(marks, marks[1:]) if "level" in m]
-    prep = next((b - a for (a, m), (b, _) in zip(marks, marks[1:]) if "preparing" in m), 0.0)
+    spans = list(zip(marks, marks[1:]))
+    steps = [f"{b - a:.1f}" for (a, m), (b, _) in spans if m.startswith("partitioning level")]
+    prep = ", ".join(f"{m.split(': ')[1]} {b - a:.1f}" for (a, m), (b, _) in spans
+                     if m.startswith("preparing"))
     peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1e6
     cells = [p.num_cells(level) for level in range(p.num_levels)]
     return [f"{label}, {g.num_nodes:,} nodes", str(workers or default_workers()),
-            f"{seconds:.1f} s (prepare {prep:.1f} s)", " / ".join(steps) + " s",
+            f"{seconds:.1f} s (prepare: {prep} s)", " / ".join(steps) + " s",
             f"{p.boundary_arcs(g)} for 2^{list(p.cell_sizes_log2)}", str(cells),
             f"{peak:.1f} GB (largest process)"]
 

@@ -209,18 +209,28 @@ def _dense(buf, a, b, meta, node_id, node_x, node_y, at):
             x0, x1 = s, e
     if i0 < 0:
         return at
-    n = _packed_count(buf, i0, i1)
-    if y0 < 0 or x0 < 0 or _packed_count(buf, y0, y1) != n or _packed_count(buf, x0, x1) != n:
-        raise ValueError("dense nodes: ids, latitudes and longitudes differ in number")
-    _unpack(buf, i0, i1, node_id, at, True, True)
-    tmp = np.empty(n, np.int64)
-    _unpack(buf, x0, x1, tmp, 0, True, True)
-    for i in range(n):
-        node_x[at + i] = _fixed(tmp[i], meta[0], meta[2])
-    _unpack(buf, y0, y1, tmp, 0, True, True)
-    for i in range(n):
-        node_y[at + i] = _fixed(tmp[i], meta[0], meta[1])
+    n = _unpack(buf, i0, i1, node_id, at, True, True) - at   # counted by _count
+    if y0 < 0 or x0 < 0:
+        raise ValueError("dense nodes without latitudes or longitudes")
+    _coordinates(buf, x0, x1, node_x, at, n, meta[0], meta[2])
+    _coordinates(buf, y0, y1, node_y, at, n, meta[0], meta[1])
     return at + n
+
+
+@numba.njit(cache=True, nogil=True)
+def _coordinates(buf, start, end, out, at, n, gran, offset):
+    """Decode n delta-coded coordinates into out[at:at + n] as libosmium's fixed
+    point; the field must hold exactly n (checked before any write past them)."""
+    pos = start
+    last = np.int64(0)
+    for i in range(n):
+        if pos >= end:
+            raise ValueError("dense nodes: fewer coordinates than ids")
+        v, pos = _varint(buf, pos, end)
+        last += _zigzag(v)
+        out[at + i] = _fixed(last, gran, offset)
+    if pos != end:
+        raise ValueError("dense nodes: more coordinates than ids")
 
 
 @numba.njit(cache=True, nogil=True)

@@ -1,10 +1,11 @@
 """OpenStreetMap reader: the drivable car network of an .osm.pbf / .osm[.gz|.bz2] file.
 
 Two readers, one result. ``.pbf`` files go to engine.io.osm_pbf: blocks decoded by
-Numba on a thread pool, Python only per block and per distinct tag combination (a
-1 GB extract in well under a minute). XML files (.osm, .osm.gz, .osm.bz2), and PBF
-files using what that reader leaves out (lz4/zstd blocks, history, locations on ways),
-go through pyosmium: one pass reads the car ways and the turn-restriction relations
+Numba on a thread pool, Python only per block and per distinct tag combination
+(about a tenth of the CPU time, a third of the peak memory; scripts/benchmarks/
+osm_scale.py measures both readers). XML files (.osm, .osm.gz, .osm.bz2), and PBF
+files using what that reader leaves out (lz4/zstd blocks, history files, unpacked
+fields, coordinates finer than 1e-7 degrees), go through pyosmium: one pass reads the car ways and the turn-restriction relations
 while libosmium keeps every node location in its own (C++) index, so Python code runs
 per candidate way (pre-filtered in C++ by key) and per used node. Both hand the same
 flat arrays to engine.io.osm_graph; tests/engine/test_osm_pbf.py checks that they

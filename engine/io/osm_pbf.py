@@ -12,8 +12,13 @@ never per node or per way:
     each distinct row ("tag combination", a few hundred in a country) gets its
     profile from way_profile once, so classification is way_profile's by
     construction;
+  * the tag rows of a block, and its distinct rows, are made on the decoding worker
+    thread (Numba, no GIL); the file-order consumer only interns the strings of new
+    combinations;
   * ways that are not kept are dropped in the block, so only kept ways' node refs
-    are held (8 bytes each), plus every node's id and location (16 bytes);
+    are held (8 bytes each), plus every node's id and location (16 bytes); refs
+    become indices of the used nodes through an id -> row table where node ids are
+    compact (generated or renumbered files), else through one sort;
   * restriction relations are few (about one per 300 road nodes): each is read by
     read_restriction from its decoded tags and members.
 """
@@ -23,8 +28,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from engine.io.osm_graph import INVALID_COORD, WaysRead
 from engine.io.limits import memory_budget, over_budget
+from engine.io.osm_graph import INVALID_COORD, WaysRead
 from engine.io.osm_report import OsmReport
 from engine.io.osm_restrictions import read_restriction
 from engine.io.osm_tags import WAY_KEYS, way_profile

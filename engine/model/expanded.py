@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.core.graph import RoadGraph, csr_offsets
+from engine.core.graph import RoadGraph
 from engine.core.paths import Path, ShortestPathTree
 from engine.core.turns import TURN_TYPES, Turns, turn_graph
 from engine.crp.metric.costs import FORBIDDEN, decode
@@ -129,27 +129,29 @@ def turn_model(graph: RoadGraph, decoders: dict, turns: Turns | None = None) -> 
     arc_cost = {name: np.asarray(c.arc_cost).astype(np.int64) for name, c in costs.items()}
     free_node = _free_nodes(graph, turns, turn_ok, costs, arc_cost)
     turn_ok &= ~free_node[graph.head[turns.from_arc]]     # a free crossing is one hub edge
-    arcs = np.flatnonzero(arc_ok)
-    hubs = np.flatnonzero(free_node)
     lay = Layout.of(graph)
-    an, tail_of = lay.arc_node, graph.tail
-    tail = np.concatenate([an[turns.from_arc[turn_ok]], an[arcs], lay.start_node[tail_of[arcs]],
-                           lay.end_node[hubs]])
-    head = np.concatenate([an[turns.to_arc[turn_ok]], lay.end_node[graph.head[arcs]], an[arcs],
-                           lay.start_node[hubs]])
-    order = np.argsort(tail, kind="stable")          # a's turns, then its end edge
-    metrics = {}
-    for name, c in costs.items():
-        w = np.concatenate([np.asarray(c.turn_weight)[turn_ok], np.zeros(arcs.size, np.int32),
-                            np.asarray(c.arc_cost)[arcs], np.zeros(hubs.size, np.int32)])
-        metrics[name] = np.ascontiguousarray(w[order], dtype=np.int32)
+    first_out, head, metrics = _edges(graph, lay, turns, turn_ok, arc_ok, free_node, costs)
     lon, lat = _coordinates(graph, lay)
     expanded = RoadGraph(
-        first_out=csr_offsets(tail[order], lay.size), head=head[order].astype(np.int32),
+        first_out=first_out, head=head,
         metrics=metrics, node_id=np.arange(lay.size, dtype=np.int64), lon=lon, lat=lat,
         metric_units={k: graph.metric_units[k] for k in metrics if k in graph.metric_units},
         source=f"{graph.source or 'graph'} (turn-expanded)")
     return TurnModel(graph, expanded, dict(decoders), turns, arc_cost, free_node, lay)
+
+
+def _edges(graph, lay, turns: Turns, turn_ok, arc_ok, free_node, costs: dict):
+    """(first_out, head, metric name -> weight) of the expanded graph, written in tail
+    order by engine.model.expanded_edges (no sort). Weights: turn cost + cost(b) on a
+    turn a -> b, cost(a) on start -> a, 0 on a -> end and on a hub edge."""
+    from engine.model.expanded_edges import expanded_edges
+
+    def rows(column):
+        r = [np.asarray(getattr(c, column), dtype=np.int32) for c in costs.values()]
+        return r[0][None] if len(r) == 1 else np.stack(r)   # one metric: a view, no copy
+    first_out, head, w = expanded_edges(graph, lay, turns, turn_ok, arc_ok, free_node,
+                                        rows("turn_weight"), rows("arc_cost"))
+    return first_out, head, {name: w[i] for i, name in enumerate(costs)}
 
 
 def _free_nodes(graph, turns: Turns, turn_ok, costs: dict, arc_cost: dict) -> np.ndarray:

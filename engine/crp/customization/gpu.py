@@ -196,6 +196,7 @@ class MicrocodeLevel(LevelVariant):
     """Level 0 by microinstructions (engine.crp.customization.microcode): mapping, the layers and
     collection in one kernel that reads the turn weights itself."""
     name = "microcode"
+    needs_edges = False          # the kernel reads the turn weights through the microcode
 
     def __init__(self, backend, topo, reverse, options, overlay=None) -> None:
         from types import SimpleNamespace
@@ -204,6 +205,7 @@ class MicrocodeLevel(LevelVariant):
         super().__init__(backend, topo, reverse, options)
         mc = options.get("microcode") or compile_microcode(SimpleNamespace(levels={0: topo}), 0)
         self.device = DeviceMicrocode(mc, backend)
+        self.options = {k: v for k, v in options.items() if k != "microcode"}   # host copy freed
         self._weights = None
 
     def map_costs(self, weights) -> None:

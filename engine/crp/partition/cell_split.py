@@ -6,24 +6,20 @@ contiguous ids.
 The cells of a level are ranges of a node order (``order``: rank -> node, ``rank``
 its inverse): a split sorts each range by part, so the next level's cells are
 ranges again and no level needs a global sort. Each cell's METIS call sees only
-its induced subgraph, so the calls are independent and run on a pool of forked
-worker processes (pymetis holds the GIL, and METIS draws from libc's one global
-rand(), so threads would neither overlap nor stay deterministic). A call's result
-depends on its subgraph, part count and seed alone, never on which worker ran it,
-so the cells are bit-identical for any number of workers. The workers write their
+its induced subgraph, so the calls are independent and run on forked worker
+processes (engine.crp.partition.workers). A call's result depends on its
+subgraph, part count and seed alone, never on which worker ran it, so the cells
+are bit-identical for any number of workers. The workers write their
 parts into shared memory; only cell counts travel back.
 """
 from __future__ import annotations
 
 import mmap
-import multiprocessing
-import os
-import threading
 
 import numba
 import numpy as np
 
-from engine.core.progress import Cancelled
+from engine.crp.partition.workers import Workers, shared
 
 TASKS_PER_WORKER = 16        # enough tasks to balance uneven cells, few enough to be cheap
 
@@ -76,62 +72,9 @@ class LevelGraph:
         return cell
 
 
-# What the workers read, by name: set before the pool forks, inherited by the
-# workers; a LevelGraph's order, rank and part live in shared memory, so they stay
-# current as the parent regroups.
-_SHARED: dict = {}
-_ONE_AT_A_TIME = threading.Lock()      # one partition per process uses _SHARED at a time
-
-
-def shared(name: str):
-    """What the workers were given under ``name``."""
-    return _SHARED[name]
-
-
-class Workers:
-    """Forked worker processes that run tasks on the named graphs (a context manager):
-    none for ``count`` <= 1 or where fork is absent, and the tasks run in this process."""
-
-    def __init__(self, count: int, graphs: dict):
-        _ONE_AT_A_TIME.acquire()
-        try:
-            _SHARED.clear()
-            _SHARED.update(graphs)
-            self.count = count if "fork" in multiprocessing.get_all_start_methods() else 1
-            self.pool = (multiprocessing.get_context("fork").Pool(count) if self.count > 1
-                         else None)
-        except BaseException:
-            _ONE_AT_A_TIME.release()
-            raise
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        try:
-            if self.pool is not None:
-                self.pool.terminate()       # also on Cancelled: the workers stop at once
-                self.pool.join()
-        finally:
-            _SHARED.clear()
-            _ONE_AT_A_TIME.release()
-
-    def map(self, fn, tasks, cancel, report=None):
-        """``fn`` over ``tasks`` (in order), checking ``cancel`` as each one ends;
-        ``report(done)`` gets the count of finished tasks."""
-        results = self.pool.imap(fn, tasks) if self.pool is not None else map(fn, tasks)
-        out = []
-        for r in results:
-            check_cancel(cancel)
-            out.append(r)
-            if report is not None:
-                report(len(out))
-        return out
-
-
 def split_cells(workers: Workers, name: str, target: int, seed: int, report, cancel) -> None:
     """Split every cell of the graph ``name`` heavier than ``target`` and regroup."""
-    graph = _SHARED[name]
+    graph = shared(name)
     nparts = -(-graph.cell_weights() // target)
     graph.part[:] = 0
     todo = np.flatnonzero(nparts > 1)
@@ -157,7 +100,7 @@ def _tasks(first, todo, nparts, workers: int) -> list[np.ndarray]:
 def _run_task(job) -> int:
     import pymetis     # here, not at the top: loading a saved .rlp needs no METIS
     name, rows, seed = job
-    g = _SHARED[name]
+    g = shared(name)
     options = pymetis.Options(seed=seed)
     for a, b, k in rows.tolist():
         xadj, adj, ew = induced(g.xadj, g.adj, g.eweight, g.order, g.rank, a, b)
@@ -166,13 +109,6 @@ def _run_task(job) -> int:
                                       eweights=ew, options=options)
         g.part[a:b] = parts
     return len(rows)
-
-
-def default_workers() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:          # not on Linux
-        return os.cpu_count() or 1
 
 
 def induced(xadj, adj, eweight, order, rank, a: int, b: int):
@@ -266,12 +202,3 @@ def _regroup(first, order, rank, part):
     for i in range(n):
         rank[order[i]] = i
     return new_first[:out + 1].copy()
-
-
-def check_cancel(cancel) -> None:
-    if cancel is None:
-        return
-    if hasattr(cancel, "check"):
-        cancel.check()
-    elif callable(cancel) and cancel():
-        raise Cancelled("cancelled")

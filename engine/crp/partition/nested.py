@@ -33,8 +33,8 @@ from engine.io.npz import read_meta, read_npz
 from engine.io.partition_file import (MAX_LOG2, PARTITION_KEYS, check_meta, check_partition,
                                       graph_key, max_log2)
 from engine.core.progress import no_progress
-from engine.crp.partition.cell_split import (LevelGraph, Workers, check_cancel, default_workers,
-                                             split_cells, warm_up)
+from engine.crp.partition.cell_split import LevelGraph, split_cells, warm_up
+from engine.crp.partition.workers import Workers, check_cancel, default_workers
 from engine.crp.partition.top_split import COARSE_MIN_NODES, cluster_graph, split_top
 from engine.crp.partition.undirected import undirected_csr
 

@@ -51,7 +51,7 @@ def split_top(workers, xadj, adj, cluster_of, nparts: int, seed: int, report, ca
 
 def _try(job) -> tuple[int, np.ndarray]:
     import pymetis      # here, not at the top: loading a saved .rlp needs no METIS
-    from engine.crp.partition.cell_split import shared
+    from engine.crp.partition.workers import shared
     name, nparts, seed = job
     xadj, adj, vweight, eweight = shared(name)
     cut, parts = pymetis.part_graph(nparts, pymetis.CSRAdjacency(xadj, adj), vweights=vweight,

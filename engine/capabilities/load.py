@@ -33,7 +33,7 @@ def load(backend, params: dict, ctx) -> NewGraph:
     _ = graph.tail, graph.xy            # fill the lazy caches on this thread
     workspace = Workspace(graph, backend)
     workspace.input_files = input_files(params.get("files") or ())
-    workspace.router(graph.default_metric)      # compiled and warmed up before the first click
+    workspace.prepare(graph.default_metric)     # compiled before the first click (Workspace.prepare)
     ctx.cancel.check()
     return NewGraph(workspace, time.perf_counter() - started, notes)
 

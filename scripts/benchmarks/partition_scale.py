@@ -62,7 +62,7 @@ def _graph(name: str):
 
 
 def _row(label: str, g, workers) -> list[str]:
-    from engine.crp.partition.cell_split import default_workers
+    from engine.crp.partition.workers import default_workers
     from engine.crp.partition.nested import partition_graph
     marks = []
 

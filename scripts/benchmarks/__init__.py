@@ -17,3 +17,5 @@ from benchmarks import partition_scale  # noqa: E402  (issue #37: the CRP partit
 SECTIONS.update(partition_scale.SECTIONS)
 from benchmarks import osm_scale  # noqa: E402  (issue #37: the OSM loader at scale)
 SECTIONS.update(osm_scale.SECTIONS)
+from benchmarks import crp_query_scale  # noqa: E402  (issue #37: the CRP query at scale)
+SECTIONS.update(crp_query_scale.SECTIONS)

@@ -8,6 +8,8 @@ reported cost, with the turns they take.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from engine.crp.query.bounds import TopBounds
@@ -60,7 +62,9 @@ class CrpQuery:
             (overlay.cell_of + q.cell_base[:, None]).T.astype(np.int32))
         self._bounds = TopBounds(overlay, q)
         self._levels_of = None                              # the last search's (for steps)
-        self.search_ms = 0.0
+        # the last route's split, ms: top-level bound tables built for it (bounds.py,
+        # on first use per top cell), the search, the unpacking (crp_query_scale bench)
+        self.last_ms = {"bounds": 0.0, "search": 0.0, "unpack": 0.0}
         self._meet = -1                                     # the last search's meeting arc
 
     def _use(self, metric) -> None:
@@ -130,10 +134,14 @@ class CrpQuery:
     def _search(self, s_node, t_node, sources, source_cost, targets):
         """Sources and targets as query ids, source costs int32."""
         cs, ct = self._node_cell[s_node], self._node_cell[t_node]
+        t0 = time.perf_counter()
+        bounds = self._bounds.get(cs, ct, self.shortcuts)
+        t1 = time.perf_counter()
         best, meet, nt = bidirectional(
             sources, source_cost, targets, self._graph, self._cells, cs, ct, self.shortcuts,
-            self._dist, self._rec, self._touched, self._ntouched, self._heaps,
-            self._bounds.get(cs, ct, self.shortcuts))
+            self._dist, self._rec, self._touched, self._ntouched, self._heaps, bounds)
+        t2 = time.perf_counter()
+        self.last_ms = {"bounds": (t1 - t0) * 1e3, "search": (t2 - t1) * 1e3, "unpack": 0.0}
         self._ntouched, self._meet = nt, meet
         q = self.space
         self._levels_of = (q.arc_level, self.query_level, q.head_rec, q.tail_rec, cs, ct)
@@ -144,7 +152,9 @@ class CrpQuery:
                        q.to_q, self.turn_weight_q):
                 raise CostOverflow.on_route(self.metric)
             return FORBIDDEN, None
-        return int(best), self._unpack(meet)
+        arcs = self._unpack(meet)
+        self.last_ms["unpack"] = (time.perf_counter() - t2) * 1e3
+        return int(best), arcs
 
     def steps(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The last found path as the search took it, before unpacking: original arc

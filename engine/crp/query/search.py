@@ -26,6 +26,7 @@ import numba as nb
 import numpy as np
 
 from engine.crp.metric import FORBIDDEN
+from engine.crp.query.bounds import top_upper
 from engine.core.heaps import (
     packed_forget as forget, packed_pop as pop, packed_push_or_decrease as push_or_decrease,
 )
@@ -74,7 +75,8 @@ def bidirectional(sources, source_cost, targets, graph, cells, cs, ct, shortcuts
     """Best cost and meeting arc (-1 when none), and how many arcs the search touched
     (listed in ``touched``; they are cleared at the next search's start, from nt_old);
     the heaps are left empty. graph: the turns both ways; cells: the overlay's arrays;
-    bounds: (lower bounds to t, from s, per top cell to t, from s, top cell of a cell)."""
+    bounds: (lower bounds to t, from s, per top cell to t, from s, top cell of a cell,
+    the top level, top_upper's scratch)."""
     hf, hb = heaps
     clear(touched, nt_old, dist, rec)
     nf, nt = _seed(sources, source_cost, 0, dist, rec, hf, touched, 0)
@@ -87,11 +89,22 @@ def bidirectional(sources, source_cost, targets, graph, cells, cs, ct, shortcuts
     lb_t, lb_s = bounds[0], bounds[1]
     btop = lb_t.size
     near_t = near_s = -1      # cost from the target's top cell's nearest entry to t, once known
+    settled, next_upper = 0, 0
     while nf > 0 or nb_ > 0:
         kf = hf[0] >> 32 if nf > 0 else FORBIDDEN
         kb = hb[0] >> 32 if nb_ > 0 else FORBIDDEN
         if min(kf, kb) >= FORBIDDEN or kf + kb >= best:
             break
+        settled += 1
+        if near_s >= 0 and near_t >= 0 and settled >= next_upper:
+            # both searches reached their top cell's boundary: an upper bound from the
+            # top level (bounds.top_upper), again at doubling counts as they grow. A
+            # bound U allows best = U + 1 with no meeting yet: the optimum, <= U, is
+            # still found (only what cannot beat best is pruned)
+            upper = top_upper(dist, touched, nt, cells[1], cells[5], cells[6], shortcuts, bounds,
+                              cs, ct, best - 1, settled)
+            best = min(best, upper + 1)
+            next_upper = 2 * settled
         if kf <= kb:
             x = hf[0] & 0xFFFFFFFF        # the first exit of s's top cell settled is the nearest
             if near_s < 0 and x < btop and lb_s[x] < 0:
@@ -120,7 +133,8 @@ def _settle(f, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, heap, si
     key until it settles its first arc there)."""
     first_turn, to_arc, first_turn_in, turn_in, from_arc, turn_weight, arc_level = graph
     query_level, head_rec, tail_rec, entry_first, entry_arc, exit_first, exit_arc = cells
-    lb_t, lb_s, cell_lb_t, cell_lb_s, top_of_cell = bounds
+    lb_t, lb_s, cell_lb_t, cell_lb_s, top_of_cell = bounds[0], bounds[1], bounds[2], bounds[3], \
+        bounds[4]
     if f == 0:
         xrec, ends_first, ends, first, turn_end = head_rec, exit_first, exit_arc, first_turn, to_arc
         lbv, cell_lb = lb_t, cell_lb_t

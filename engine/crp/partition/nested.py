@@ -198,11 +198,11 @@ def partition_graph(graph, levels=None, mezzanine=None, seed: int = 0, progress=
         progress(0.03, "preparing: clusters for the top level")
     cluster_of, shared = (cluster_graph(xadj, adj, sizes[-1]) if coarse else (None, None))
     check_cancel(cancel)
+    progress(0.09, f"preparing: kernels, {workers} worker processes" if workers > 1 else
+             "preparing: kernels")
     warm_up()                                    # compile before the workers fork
     share = 0.9 / len(sizes)
     cell_of = np.empty((len(sizes), n), dtype=np.int32)
-    progress(0.09, f"preparing: {workers} worker processes" if workers > 1 else
-             "preparing: kernels")
     with Workers(int(workers), {"fine": fine, "coarse": shared}) as pool:
         for i, level in enumerate(range(len(sizes) - 1, -1, -1)):
             def report(f, i=i, level=level):

@@ -84,7 +84,12 @@ class Workspace:
                 hierarchy.attach(graph, path)
         self.hierarchy = hierarchy
         self._phast = None
-        self._routers = {k: r for k, r in self._routers.items() if k[2] is None}
+        # routers of the old hierarchy go, and so do the searches without one that the new
+        # one serves (its CH query answers them; a turn-aware bidirectional Dijkstra holds
+        # about 600 B per road node)
+        self._routers = {k: r for k, r in self._routers.items()
+                         if k[2] is None and not (hierarchy is not None and
+                                                  self.hierarchy_serves(k[0], node_based=k[3]))}
 
     def load_hierarchy(self, path):
         from engine.ch import Hierarchy
@@ -142,11 +147,9 @@ class Workspace:
 
     def prepare(self, metric: str | None = None) -> None:
         """What a graph load does for the first click: the road graph's router is built
-        and warmed up (its arrays are the graph's size). Where turns matter, the turn
-        model and its router (at 1 M road nodes about 4 s and 0.7 GB) are left to the
-        first route or the background hierarchy, so that the map is shown without them;
-        their code is compiled now, on a tiny generated network, so that the first
-        route's time never includes compilation."""
+        and warmed up. Where turns matter the turn model and its router (1 M road nodes:
+        about 4 s and 0.7 GB) are left to the prepare job (engine.capabilities.prepare)
+        or the first route, and only their code is compiled now, on a tiny network."""
         name = self.graph.metric_of(metric).name
         if not self._needs_turn_model(name):
             self.router(name)

@@ -111,7 +111,10 @@ def _allowed(graph, from_arc: np.ndarray, to_arc: np.ndarray) -> tuple[np.ndarra
     m = np.int64(graph.num_arcs)
     banned_keys = np.unique(r.from_arc.astype(np.int64) * m + r.to_arc)
     keys = from_arc * m + to_arc
-    hit = np.isin(keys, banned_keys, assume_unique=False)
+    # a binary search of each turn's key among the few banned ones (np.isin sorts all
+    # the turns' keys: 1.7 s for 7 M turns at 1 M nodes)
+    at = np.minimum(np.searchsorted(banned_keys, keys), banned_keys.size - 1)
+    hit = banned_keys[at] == keys
     return ~hit, int(hit.sum())
 
 

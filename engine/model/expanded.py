@@ -213,3 +213,15 @@ def _coordinates(graph, lay: Layout):
         c[lay.start_node] = c[lay.end_node] = x
         out.append(c)
     return out[0], out[1]
+
+
+def model_bytes(model: TurnModel) -> int:
+    """Bytes of a turn model's own arrays: the expanded graph (its cached derived arrays
+    included), the layout, the arc costs and the allowed turns (engine.core.turns)."""
+    import dataclasses
+    arrays = [model.free_node, *model.arc_cost.values(),
+              *(getattr(model.layout, f.name) for f in dataclasses.fields(model.layout)),
+              *(v for v in vars(model.turns).values() if isinstance(v, np.ndarray))]
+    x = model.expanded        # its fields and cached arrays (tail, xy) are in vars(x)
+    arrays += [*x.metrics.values(), *(v for v in vars(x).values() if isinstance(v, np.ndarray))]
+    return sum(int(a.nbytes) for a in arrays)

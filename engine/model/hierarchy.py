@@ -45,6 +45,39 @@ def turns_matter(graph, metric: str | None = None) -> bool:
     return needs_turns(graph, default_decoder(graph, metric))
 
 
+# Peak growth of the process while CU-CH on the CPU contracts a generated network's turn
+# model (default K and C), per road arc: 50 k road nodes (127 k arcs) 2.05 GB, 17 KB an
+# arc (3.8 KB an arc kept: the hierarchy). The background hierarchy of a graph load
+# starts only where this fits what the memory budget (engine.io.limits) leaves beside
+# the process as it is; Hierarchy > Contract is not refused by it.
+CONTRACTION_BYTES_PER_ROAD_ARC = 17_000
+
+
+def background_refusal(graph) -> str | None:
+    """None when contracting ``graph``'s turn model in the background fits the memory
+    budget beside what this process holds now; else why not, for the person to read."""
+    from engine.io.limits import BUDGET_ENV, gib, memory_budget
+    needed = CONTRACTION_BYTES_PER_ROAD_ARC * graph.num_arcs
+    budget, held = memory_budget(), resident_bytes()
+    if held + needed <= budget:
+        return None
+    return (f"The turn-aware hierarchy was not built in the background: contracting this "
+            f"network's turn model needs about {gib(needed)} GiB, and the memory budget of "
+            f"{gib(budget)} GiB leaves {gib(max(budget - held, 0))} GiB beside the "
+            f"{gib(held)} GiB the program holds ({BUDGET_ENV} sets it). Routes are exact "
+            f"without it (turn-aware bidirectional Dijkstra); Hierarchy ▸ Contract builds it anyway.")
+
+
+def resident_bytes() -> int:
+    """The process's resident memory now (Linux /proc; 0 where it cannot be read)."""
+    import os
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def bytes_per_arc(hierarchy, road_arcs: int) -> float:
     """The hierarchy's arrays in bytes per road arc (the memory figure the README gives)."""
     from engine.io.hierarchy_file import ARRAYS

@@ -10,12 +10,12 @@ import os
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QFileDialog
 
 from engine.core.polylines import route_polyline
 from engine.core.units import unit_of
-from engine.model.hierarchy import road_node_level, turns_matter
+from engine.model.hierarchy import background_refusal, road_node_level, turns_matter
 
 from app import map_style as style
 from app.feature import Controller, register_controller
@@ -193,7 +193,12 @@ class HierarchyController(Controller):
         self.overlay.clear()
         self.set_hierarchy(None)
         if self.session.background_hierarchy and g.num_nodes and turns_matter(g):
-            self.contract(background=True)
+            refused = background_refusal(g)       # the memory budget, before any work
+            if refused is None:
+                self.contract(background=True)
+            else:
+                self.panel.summary.setText(refused)    # after the load's "Loaded ..." line:
+                QTimer.singleShot(0, lambda: self.window.statusBar().showMessage(refused, 30000))
 
     def set_hierarchy(self, h) -> None:
         """Use hierarchy ``h`` (None drops it): summary, legend, views, PHAST."""

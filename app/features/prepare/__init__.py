@@ -1,0 +1,1 @@
+"""Turn-aware routing prepared after a load, as a job of its own (engine.capabilities.prepare)."""

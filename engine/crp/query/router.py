@@ -84,6 +84,10 @@ class CrpQuery:
         trees = metric.trees if metric.trees is not None else np.zeros(0, dtype)
         self._hints = (first, vertex_first, vertex_q, entry_first, trees.astype(dtype, copy=False),
                        self._bottom[0], self.turn_weight_q, self._bottom[1])
+        # the backward search's column-major copy of the matrices (search._column),
+        # filled per cell on first use: np.empty touches no page until then
+        self._columns = (np.empty(self.shortcuts.size, self.shortcuts.dtype),
+                         np.zeros(q.entry_first.size, np.uint8), q.clique_first)
         if hasattr(self, "_bounds"):
             self._bounds.reset()
 
@@ -139,7 +143,8 @@ class CrpQuery:
         t1 = time.perf_counter()
         best, meet, nt = bidirectional(
             sources, source_cost, targets, self._graph, self._cells, cs, ct, self.shortcuts,
-            self._dist, self._rec, self._touched, self._ntouched, self._heaps, bounds)
+            self._dist, self._rec, self._touched, self._ntouched, self._heaps, bounds,
+            self._columns)
         t2 = time.perf_counter()
         self.last_ms = {"bounds": (t1 - t0) * 1e3, "search": (t2 - t1) * 1e3, "unpack": 0.0}
         self._ntouched, self._meet = nt, meet

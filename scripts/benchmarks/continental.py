@@ -37,6 +37,15 @@ HEADER = ["what", "figure", "target (24 M)", "notes"]
 FREE_TURNS = 'name = "free-turns"\nkind = "metric"\nmetric = "travel_time"\nscale = 1\n'
 
 
+class Emitted(dict):
+    """A stage's results, each printed as a JSON line the moment it is known, so that a
+    stage cut off by a time limit still reports what it measured."""
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        print(json.dumps({key: value}), flush=True)
+
+
 def _peak_gb() -> float:
     import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20   # Linux: KiB
@@ -94,7 +103,8 @@ def stage_crp() -> dict:
     from engine.crp.query.router import CrpQuery
     g, load_s = _network()
     g = dataclasses.replace(g, turn_restrictions=None)      # free turns: SciPy is the oracle
-    out = {"load_s": load_s}
+    out = Emitted()
+    out["load_s"] = load_s
     t0 = time.perf_counter()
     partition = partition_graph(g, seed=0)
     out["partition_s"] = time.perf_counter() - t0
@@ -113,7 +123,9 @@ def stage_crp() -> dict:
             t0 = time.perf_counter()
             _ = c.microcode
             out["microcode_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
         c.customize(decoder)                                  # untimed: compilation, first touch
+        out[f"first_customize_s {name}"] = time.perf_counter() - t0
         runs = [c.customize(decoder) for _ in range(RUNS)]
         out[f"customize_ms {name}"] = statistics.median(m.decode_ms + m.total_ms for m in runs)
         metric = runs[-1]
@@ -214,11 +226,25 @@ def _make_network() -> float:
 
 
 def _child(stage: str) -> dict:
-    done = subprocess.run([sys.executable, __file__, stage], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[2])
-    if done.returncode:
-        return {"error": (done.stderr or done.stdout).strip().splitlines()[-1:]}
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """Run one stage in a fresh process; its JSON lines merged (a stage that fails or is
+    stopped by ROUTELAB_CONTINENTAL_LIMIT seconds keeps what it reported)."""
+    limit = float(os.environ.get("ROUTELAB_CONTINENTAL_LIMIT", 3600))
+    result: dict = {}
+    with subprocess.Popen([sys.executable, __file__, stage], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True,
+                          cwd=Path(__file__).resolve().parents[2]) as child:
+        try:
+            out, err = child.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            out, err = child.communicate()
+            result["error"] = [f"stopped after {limit:.0f} s"]
+    for line in out.splitlines():
+        if line.startswith("{"):
+            result.update(json.loads(line))
+    if child.returncode and "error" not in result:
+        result["error"] = (err or out).strip().splitlines()[-1:]
+    return result
 
 
 def bench_continental() -> tuple[list[str], list[list[str]]]:
@@ -234,7 +260,8 @@ def bench_continental() -> tuple[list[str], list[list[str]]]:
 
 def _rows(stage: str, r: dict) -> list[list[str]]:
     if "error" in r:
-        return [[stage, "failed", "", " ".join(r["error"])]]
+        known = {k: round(v, 2) if isinstance(v, float) else v for k, v in r.items() if k != "error"}
+        return [[stage, "failed", "", f"{' '.join(r['error'])}; measured before: {json.dumps(known)}"]]
     rss = f"peak RSS {r['rss_gb']:.1f} GB; .rlg load {r['load_s']:.1f} s"
     if stage == "reference":
         return [["SciPy Dijkstra (travel time)", f"{r['scipy_s']:.1f} s", "", rss]]

@@ -16,6 +16,19 @@ DOC = ROOT / "docs" / "benchmarks.md"
 BIG = int(os.environ.get("ROUTELAB_BENCH_BIG", 2_000_000))
 
 
+def child_json(script: Path, *args: str, timeout: float = 3600) -> dict:
+    """Run ``script args`` in a fresh Python process (its peak RSS is its own); the JSON
+    object on its last line of output. RuntimeError with its error output otherwise."""
+    import json
+    import subprocess
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
+                          env=env, timeout=timeout, cwd=ROOT)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} failed: {proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def timed(fn, *args, **kwargs):
     t0 = time.perf_counter()
     result = fn(*args, **kwargs)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -87,12 +86,8 @@ def probe_load(path: str) -> dict:
 
 
 def _child(*args: str, timeout: float = 3600) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(HERE.parents[2]))
-    proc = subprocess.run([sys.executable, str(HERE), *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, cwd=HERE.parents[2])
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)} failed: {proc.stderr.strip()[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    from benchmarks.common import child_json
+    return child_json(HERE, *args, timeout=timeout)
 
 
 def _gb(nbytes: float) -> str:

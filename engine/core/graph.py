@@ -13,6 +13,8 @@ from functools import cached_property
 
 import numpy as np
 
+from engine.core import arc_order
+
 EARTH_RADIUS_M = 6_371_008.8
 
 # Road classes, fastest first. Index = value stored in the ``road_class`` attribute.
@@ -181,22 +183,25 @@ class RoadGraph:
         """
         tail, head = _checked_arcs(num_nodes, tail, head)
         metrics = _checked_metrics(num_nodes, tail.size, metrics)
-        order, new_of_old = _tail_order(tail, head)
-        t = tail[order].astype(np.int32)
+        # a counting sort by tail (engine.core.arc_order); None: already in order
+        order, first_out = arc_order.tail_order(tail, head, num_nodes)
         attrs = _reordered_attrs(arc_attrs, tail.size, order)
+        new_head = arc_order.gather(head, order, np.int32)
         g_first = g_pts = None
         if geometry_first is not None:
-            g_first, g_pts = _take_ragged(np.asarray(geometry_first, dtype=np.int64),
-                                          np.asarray(geometry_lonlat, dtype=np.float64), order)
+            g_first, g_pts = arc_order.gather_ragged(
+                np.asarray(geometry_first, dtype=np.int64),
+                np.asarray(geometry_lonlat, dtype=np.float64), order)
         restrictions = None
         if banned_turns is not None:
-            restrictions = _renumbered_restrictions(banned_turns, new_of_old, head[order], t)
+            restrictions = _renumbered_restrictions(
+                banned_turns, arc_order.new_of_old(order, tail.size), new_head, first_out)
         node_id = _checked_node_ids(num_nodes, node_id)
         lon, lat = _checked_coordinates(num_nodes, lon, lat)
         return cls(
-            first_out=csr_offsets(t, num_nodes),
-            head=head[order].astype(np.int32),
-            metrics={k: w[order].astype(np.int32) for k, w in metrics.items()},
+            first_out=first_out,
+            head=new_head,
+            metrics={k: arc_order.gather(w, order, np.int32) for k, w in metrics.items()},
             node_id=node_id, lon=lon, lat=lat, arc_attrs=attrs,
             geometry_first=g_first, geometry_lonlat=g_pts,
             turn_restrictions=restrictions,
@@ -240,16 +245,6 @@ def _checked_metrics(num_nodes: int, m: int, metrics: dict) -> dict[str, np.ndar
     return metrics
 
 
-def _tail_order(tail: np.ndarray, head: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(order, new_of_old): the kept arcs (no self loops) stably sorted by tail, and
-    each given arc's new index (-1 for a dropped self loop)."""
-    order = np.flatnonzero(tail != head)
-    order = order[np.argsort(tail[order], kind="stable")]
-    new_of_old = np.full(tail.size, -1, dtype=np.int64)
-    new_of_old[order] = np.arange(order.size)
-    return order, new_of_old
-
-
 def csr_offsets(rows: np.ndarray, num_rows: int, dtype=np.int32) -> np.ndarray:
     """CSR offsets [num_rows + 1] of entries grouped by row, ``rows`` giving each
     entry's row (e.g. the forward offsets ``first_out`` of arcs sorted by tail)."""
@@ -265,19 +260,21 @@ def _reordered_attrs(arc_attrs, m: int, order: np.ndarray) -> dict[str, np.ndarr
         values = np.asarray(values)
         if values.shape[0] != m:
             raise GraphError(f"arc attribute {name!r} has {values.shape[0]} values for {m} arcs")
-        attrs[name] = values[order]
+        attrs[name] = arc_order.gather(values, order)
     return attrs
 
 
 def _renumbered_restrictions(banned_turns, new_of_old: np.ndarray, sorted_head: np.ndarray,
-                             sorted_tail: np.ndarray) -> TurnRestrictions:
+                             first_out: np.ndarray) -> TurnRestrictions:
     """Banned (from_arc, to_arc) pairs in new arc ids, unique and sorted; pairs that
-    touch a dropped self loop go with it."""
+    touch a dropped self loop go with it. (A to_arc's tail: the node whose arcs
+    first_out brackets it, found by a binary search.)"""
     f = new_of_old[np.asarray(banned_turns[0], dtype=np.int64)]
     to = new_of_old[np.asarray(banned_turns[1], dtype=np.int64)]
     ok = (f >= 0) & (to >= 0)
     f, to = f[ok].astype(np.int32), to[ok].astype(np.int32)
-    if np.any(sorted_head[f] != sorted_tail[to]):
+    to_tail = np.searchsorted(first_out, to, side="right") - 1
+    if np.any(sorted_head[f] != to_tail):
         raise GraphError("a turn restriction joins arcs that do not meet")
     pairs = np.unique(np.stack([f, to], axis=1), axis=0) if f.size else np.zeros((0, 2), np.int32)
     return TurnRestrictions(pairs[:, 0].astype(np.int32), pairs[:, 1].astype(np.int32))
@@ -290,9 +287,10 @@ def _checked_node_ids(num_nodes: int, node_id) -> np.ndarray:
     node_id = np.asarray(node_id, dtype=np.int64)
     if node_id.shape != (num_nodes,):
         raise GraphError("node_id must have one entry per node")
-    sorted_ids = np.sort(node_id)
-    if np.any(sorted_ids[1:] == sorted_ids[:-1]):
-        raise GraphError("node ids are not unique")
+    if node_id.size > 1 and not arc_order.strictly_increasing(node_id):   # else unique
+        sorted_ids = np.sort(node_id)
+        if np.any(sorted_ids[1:] == sorted_ids[:-1]):
+            raise GraphError("node ids are not unique")
     return node_id
 
 
@@ -365,16 +363,3 @@ def haversine_m(lon1, lat1, lon2, lat2) -> np.ndarray:
     dl = np.radians(np.asarray(lon2) - np.asarray(lon1))
     a = np.sin(dp / 2) ** 2 + np.cos(p1) * np.cos(p2) * np.sin(dl / 2) ** 2
     return 2 * EARTH_RADIUS_M * np.arcsin(np.sqrt(np.minimum(a, 1.0)))
-
-
-def _take_ragged(first: np.ndarray, values: np.ndarray, order: np.ndarray):
-    """Reorder a ragged array (CSR of rows) by ``order``; returns (first, values)."""
-    lengths = np.diff(first)[order]
-    new_first = np.zeros(order.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=new_first[1:])
-    if new_first[-1] == 0:
-        return new_first, values[:0].copy()
-    # index of every kept value: start of its old row + offset within the row
-    starts = np.repeat(first[:-1][order], lengths)
-    offsets = np.arange(new_first[-1]) - np.repeat(new_first[:-1], lengths)
-    return new_first, values[starts + offsets]

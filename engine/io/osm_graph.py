@@ -18,7 +18,7 @@ import numpy as np
 
 from engine.core.graph import RoadGraph, haversine_m
 from engine.io.errors import LoadError
-from engine.io.osm_arcs import arc_columns, arc_geometry
+from engine.io.osm_arcs import arc_attr_columns, arc_columns, arc_costs, arc_geometry, ref_lonlat
 from engine.io.osm_report import OsmReport
 from engine.io.osm_restrictions import resolve_restrictions
 
@@ -101,7 +101,7 @@ def build_graph(path, read: WaysRead, report: OsmReport, progress, cancel) -> Ro
     node_of_u[node_u] = np.arange(node_u.size)
     xy, read.xy = read.xy, None
     # libosmium fixed point; the division rounds like osmium's lon
-    lon_p, lat_p = xy[ref_u, 0] / 1e7, xy[ref_u, 1] / 1e7
+    lon_p, lat_p = ref_lonlat(xy, ref_u)
     edges = _edges(a, b, way_of, node_of_u[ref_u[a]], node_of_u[ref_u[b]], lon_p, lat_p)
     del a, b, way_of, ref_u
     arcs = _arcs(prof, edges, num_ways)
@@ -273,8 +273,7 @@ def _arc_geometry(edges: _Edges, arcs: _Arcs, lon_p, lat_p):
 def _metrics(arcs: _Arcs) -> dict[str, np.ndarray]:
     """distance (m) and travel_time (ds), both at least 1; int32 where they fit (the
     graph's dtype), else int64, which RoadGraph.from_arcs refuses with its message."""
-    distance = np.maximum(1, np.rint(arcs.length)).astype(np.int64)
-    travel_time = np.maximum(1, np.rint(arcs.length / (arcs.speed / 3.6) * 10)).astype(np.int64)
+    distance, travel_time = arc_costs(arcs.length, arcs.speed)   # in parallel
     top = np.iinfo(np.int32).max
     return {k: w.astype(np.int32) if w.size == 0 or w.max() <= top else w
             for k, w in (("distance", distance), ("travel_time", travel_time))}
@@ -282,13 +281,10 @@ def _metrics(arcs: _Arcs) -> dict[str, np.ndarray]:
 
 def _arc_attrs(prof, arcs: _Arcs) -> dict[str, np.ndarray]:
     """Per-arc attributes: per-profile values (a few hundred rows) gathered once."""
-    table, row = prof.table, arcs.row
-    return {
-        "length_m": arcs.length.astype(np.float32),
-        "road_class": table[:, _CLASS].astype(np.int8)[row],
-        "speed_kmh": arcs.speed.astype(np.float32),
-        "lanes": arcs.lanes,
-        "oneway": ((table[:, _FWD] > 0) != (table[:, _BWD] > 0))[row],
-        "toll": (table[:, _TOLL] > 0)[row],
-        "roundabout": (table[:, _ROUNDABOUT] > 0)[row],
-    }
+    table = prof.table
+    length, speed, cls, oneway, toll, roundabout = arc_attr_columns(   # in parallel
+        arcs.length, arcs.speed, arcs.row, table[:, _CLASS].astype(np.int8),
+        (table[:, _FWD] > 0) != (table[:, _BWD] > 0), table[:, _TOLL] > 0,
+        table[:, _ROUNDABOUT] > 0)
+    return {"length_m": length, "road_class": cls, "speed_kmh": speed, "lanes": arcs.lanes,
+            "oneway": oneway, "toll": toll, "roundabout": roundabout}

@@ -146,39 +146,62 @@ def _way_pieces(path, read: WaysRead, report: OsmReport):
     return ref_u, way_of, piece
 
 
-@numba.njit(cache=True, nogil=True)
 def _pieces(lengths, ref_u, missing_u):
-    """_way_pieces in two passes over the refs; piece numbers count the pieces begun,
-    as a cumulative sum of piece starts would (a start at a missing ref included)."""
-    out_ref = np.empty(ref_u.size, np.int32)
-    out_way = np.empty(ref_u.size, np.int32)
-    out_piece = np.empty(ref_u.size, np.int64)
-    n = pos = count = missing = 0
-    after_missing = False
-    for w in range(lengths.size):
-        for j in range(lengths[w]):
-            r = ref_u[pos]
-            pos += 1
-            if j == 0 or after_missing:
-                count += 1
+    """_way_pieces in parallel over ways: each way's refs are cut, deduplicated and
+    its one-ref pieces dropped on their own (a piece never spans two ways), so a first
+    pass counts what each way keeps, a prefix sum places it, and a second pass writes
+    it. Piece numbers count the pieces begun, as a cumulative sum of piece starts over
+    the whole file would (a start at a missing ref included)."""
+    ref_first = np.zeros(lengths.size + 1, np.int64)
+    np.cumsum(lengths, out=ref_first[1:])
+    counts = np.zeros((lengths.size, 3), np.int64)   # pieces begun, refs kept, missing
+    _way_piece_pass(ref_u, missing_u, ref_first, counts, counts, False,
+                    np.empty(0, np.int32), np.empty(0, np.int32), np.empty(0, np.int64))
+    starts = np.zeros((lengths.size + 1, 3), np.int64)
+    np.cumsum(counts, axis=0, out=starts[1:])
+    kept = int(starts[-1, 1])
+    out_ref, out_way = np.empty(kept, np.int32), np.empty(kept, np.int32)
+    out_piece = np.empty(kept, np.int64)
+    _way_piece_pass(ref_u, missing_u, ref_first, counts, starts, True, out_ref, out_way,
+                    out_piece)
+    return out_ref, out_way, out_piece, int(starts[-1, 2])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _way_piece_pass(ref_u, missing_u, ref_first, counts, starts, write, out_ref, out_way,
+                    out_piece):
+    """One pass over every way (in parallel; each writes only its own slots): counts
+    [w] = (pieces begun, refs kept, refs missing), or, with ``write``, its kept refs
+    from starts[w, 1] on, numbered from starts[w, 0]. A missing ref is dropped and ends
+    its piece; a ref equal to the one before in its piece is dropped; a piece's first
+    ref is held back until a second comes, so a piece of one ref is never written."""
+    for w in numba.prange(ref_first.size - 1):
+        begun = missing = size = 0   # size: refs of the current piece
+        pos = starts[w, 1] if write else 0
+        last = held = -1
+        after_missing = False
+        for p in range(ref_first[w], ref_first[w + 1]):
+            r = ref_u[p]
+            if p == ref_first[w] or after_missing:
+                begun += 1
+                size = 0
             after_missing = missing_u[r]
             if after_missing:
                 missing += 1
-            elif not (n > 0 and out_piece[n - 1] == count and out_ref[n - 1] == r):
-                out_ref[n], out_way[n], out_piece[n] = r, w, count
-                n += 1
-    kept = 0   # drop the pieces left with one ref
-    i = 0
-    while i < n:
-        e = i + 1
-        while e < n and out_piece[e] == out_piece[i]:
-            e += 1
-        if e - i >= 2:
-            for k in range(i, e):
-                out_ref[kept], out_way[kept], out_piece[kept] = out_ref[k], out_way[k], out_piece[k]
-                kept += 1
-        i = e
-    return out_ref[:kept].copy(), out_way[:kept].copy(), out_piece[:kept].copy(), missing
+            elif size == 0 or last != r:
+                if size == 0:
+                    held = r
+                elif write and size == 1:
+                    out_ref[pos], out_way[pos], out_piece[pos] = held, w, starts[w, 0] + begun
+                    out_ref[pos + 1], out_way[pos + 1] = r, w
+                    out_piece[pos + 1] = starts[w, 0] + begun
+                elif write:
+                    out_ref[pos], out_way[pos], out_piece[pos] = r, w, starts[w, 0] + begun
+                pos += 2 if size == 1 else (1 if size > 1 else 0)
+                size += 1
+                last = r
+        if not write:
+            counts[w, 0], counts[w, 1], counts[w, 2] = begun, pos, missing
 
 
 def _graph_segments(ref_u, piece, num_unique: int):

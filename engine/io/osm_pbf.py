@@ -34,6 +34,7 @@ from engine.io.osm_report import OsmReport
 from engine.io.osm_restrictions import read_restriction
 from engine.io.osm_tags import WAY_KEYS, way_profile
 from engine.io.pbf_file import Damaged, data_blocks
+from engine.io.pbf_ref_index import compact_index
 from engine.io.pbf_tags import distinct_rows, key_slots, packed_keys, way_rows
 
 __all__ = ["read_pbf", "PbfWays"]
@@ -227,18 +228,9 @@ def _index_refs(refs, ids, xs, ys):
     such node). Where node ids are compact (generated files, renumbered extracts) an
     id -> row table replaces the sort of all refs."""
     if ids.size and refs.size and ids[-1] - ids[0] < 2 * ids.size + (1 << 20):
-        row = np.full(int(ids[-1] - ids[0]) + 1, -1, np.int32 if ids.size < 2**31 else np.int64)
-        row[ids - ids[0]] = np.arange(ids.size)
-        inside = (refs >= ids[0]) & (refs <= ids[-1])
-        if inside.all():
-            pos = row[refs - ids[0]]
-            del row
-            if (pos >= 0).all():   # every ref is a node of the file
-                used = np.zeros(ids.size, bool)
-                used[pos] = True
-                rank = np.cumsum(used, dtype=np.int32 if ids.size < 2**31 else np.int64) - 1
-                ref_u = rank[pos]
-                return ids[used], ref_u, np.stack([xs[used], ys[used]], axis=1)
+        got = compact_index(refs, ids, xs, ys)   # parallel Numba (engine.io.pbf_ref_index)
+        if got is not None:   # every ref is a node of the file
+            return got
     unique_ids, ref_u = np.unique(refs, return_inverse=True)
     xy = np.full((unique_ids.size, 2), INVALID_COORD, np.int32)
     if ids.size:

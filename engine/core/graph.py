@@ -13,8 +13,6 @@ from functools import cached_property
 
 import numpy as np
 
-from engine.core import arc_order
-
 EARTH_RADIUS_M = 6_371_008.8
 
 # Road classes, fastest first. Index = value stored in the ``road_class`` attribute.
@@ -181,6 +179,7 @@ class RoadGraph:
         ``banned_turns`` is a pair (from_arc, to_arc) of indices into the given arc
         list. Self loops are dropped (with any restriction or geometry on them).
         """
+        from engine.core import arc_order   # Numba: not at import (start-up reads graphs' types)
         tail, head = _checked_arcs(num_nodes, tail, head)
         metrics = _checked_metrics(num_nodes, tail.size, metrics)
         # a counting sort by tail (engine.core.arc_order); None: already in order
@@ -255,6 +254,7 @@ def csr_offsets(rows: np.ndarray, num_rows: int, dtype=np.int32) -> np.ndarray:
 
 def _reordered_attrs(arc_attrs, m: int, order: np.ndarray) -> dict[str, np.ndarray]:
     """Arc attributes in the new arc order, after checking one value per given arc."""
+    from engine.core import arc_order
     attrs = {}
     for name, values in (arc_attrs or {}).items():
         values = np.asarray(values)
@@ -287,6 +287,7 @@ def _checked_node_ids(num_nodes: int, node_id) -> np.ndarray:
     node_id = np.asarray(node_id, dtype=np.int64)
     if node_id.shape != (num_nodes,):
         raise GraphError("node_id must have one entry per node")
+    from engine.core import arc_order
     if node_id.size > 1 and not arc_order.strictly_increasing(node_id):   # else unique
         sorted_ids = np.sort(node_id)
         if np.any(sorted_ids[1:] == sorted_ids[:-1]):

@@ -44,19 +44,18 @@ def arc_geometry(a, b, arc_edge, is_fwd, lon, lat):
     """(geometry_first, geometry_lonlat): each arc's interior points, tail to head:
     ref positions a+1..b-1 of its edge forwards, b-1..a+1 backwards."""
     first = np.zeros(arc_edge.size + 1, np.int64)
-    np.cumsum(_interior_counts(a, b, arc_edge), out=first[1:])
+    _interior_counts(a, b, arc_edge, first[1:])
+    np.cumsum(first, out=first)   # in place: no second array of m values at the peak
     out = np.empty((int(first[-1]), 2))
     _fill_geometry(a, b, arc_edge, is_fwd, lon, lat, first, out)
     return first, out
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def _interior_counts(a, b, arc_edge):
-    count = np.empty(arc_edge.size, np.int64)
+def _interior_counts(a, b, arc_edge, count):
     for i in numba.prange(arc_edge.size):
         e = arc_edge[i]
         count[i] = b[e] - a[e] - 1
-    return count
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)

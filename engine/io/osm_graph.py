@@ -154,15 +154,16 @@ def _pieces(lengths, ref_u, missing_u):
     the whole file would (a start at a missing ref included)."""
     ref_first = np.zeros(lengths.size + 1, np.int64)
     np.cumsum(lengths, out=ref_first[1:])
-    counts = np.zeros((lengths.size, 3), np.int64)   # pieces begun, refs kept, missing
-    _way_piece_pass(ref_u, missing_u, ref_first, counts, counts, False,
-                    np.empty(0, np.int32), np.empty(0, np.int32), np.empty(0, np.int64))
+    # per way (pieces begun, refs kept, refs missing): counted into rows 1.., then
+    # summed in place into each way's starts (one array of them at the peak, not two)
     starts = np.zeros((lengths.size + 1, 3), np.int64)
-    np.cumsum(counts, axis=0, out=starts[1:])
+    _way_piece_pass(ref_u, missing_u, ref_first, starts[1:], starts, False,
+                    np.empty(0, np.int32), np.empty(0, np.int32), np.empty(0, np.int64))
+    np.cumsum(starts, axis=0, out=starts)
     kept = int(starts[-1, 1])
     out_ref, out_way = np.empty(kept, np.int32), np.empty(kept, np.int32)
     out_piece = np.empty(kept, np.int64)
-    _way_piece_pass(ref_u, missing_u, ref_first, counts, starts, True, out_ref, out_way,
+    _way_piece_pass(ref_u, missing_u, ref_first, starts, starts, True, out_ref, out_way,
                     out_piece)
     return out_ref, out_way, out_piece, int(starts[-1, 2])
 

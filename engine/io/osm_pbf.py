@@ -1,5 +1,6 @@
 """The fast OpenStreetMap reader of .osm.pbf files: blocks decoded in Numba on a thread
-pool (engine.io.pbf_file, engine.io.pbf_decode), everything after that in NumPy.
+pool (engine.io.pbf_file, engine.io.pbf_decode), everything after that in NumPy and
+parallel Numba passes (engine.io.pbf_ref_index).
 
 It reads what engine.io.osm's libosmium reader reads, with the same result: car ways
 (KeyFilter highway/route, then engine.io.osm_tags.way_profile), type=restriction

@@ -47,8 +47,10 @@ class Emitted(dict):
 
 
 def _peak_gb() -> float:
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20   # Linux: KiB
+    """This process's high-water mark since exec (VmHWM; ru_maxrss would count the pages
+    shared with the parent between fork and exec)."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 2**20
 
 
 def _network():

@@ -29,6 +29,23 @@ def child_json(script: Path, *args: str, timeout: float = 3600) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def timed_routes(query, pairs, after=None) -> tuple[list[float], int]:
+    """Route every (s, t) of ``pairs`` with ``query.route``: the milliseconds of each and
+    the number unreachable; ``after(query)`` runs after each route, untimed."""
+    from engine.core.paths import Unreachable
+    times, unreachable = [], 0
+    for s, t in pairs:
+        t0 = time.perf_counter()
+        try:
+            query.route(int(s), int(t))
+        except Unreachable:
+            unreachable += 1
+        times.append((time.perf_counter() - t0) * 1000)
+        if after is not None:
+            after(query)
+    return times, unreachable
+
+
 def timed(fn, *args, **kwargs):
     t0 = time.perf_counter()
     result = fn(*args, **kwargs)

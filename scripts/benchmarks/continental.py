@@ -103,6 +103,8 @@ def stage_crp() -> dict:
     from engine.crp.partition.nested import partition_graph
     from engine.crp.partition.overlay import Overlay
     from engine.crp.query.router import CrpQuery
+
+    from benchmarks.common import timed_routes
     g, load_s = _network()
     g = dataclasses.replace(g, turn_restrictions=None)      # free turns: SciPy is the oracle
     out = Emitted()
@@ -140,11 +142,7 @@ def stage_crp() -> dict:
     query = CrpQuery(overlay, metric)
     pairs = np.random.default_rng(5).integers(0, g.num_nodes, (QUERY_PAIRS, 2))
     query.route(int(pairs[0, 0]), int(pairs[0, 1]))          # untimed: compilation
-    times = []
-    for s, t in pairs:
-        t0 = time.perf_counter()
-        query.route(int(s), int(t))
-        times.append((time.perf_counter() - t0) * 1000)
+    times, _ = timed_routes(query, pairs)
     out["query_ms"] = statistics.median(times)
     out["wrong_routes"], out["checked_routes"] = _check_crp(g, query)
     out["rss_gb"] = _peak_gb()
@@ -293,5 +291,5 @@ SECTIONS = {"continental": (f"Continental scale: a generated network of {NODES:,
                             bench_continental)}
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
     print(json.dumps(globals()[f"stage_{sys.argv[1]}"]()))

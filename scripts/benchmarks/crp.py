@@ -169,17 +169,10 @@ def _cch_rows(label, g, ours, gpu=None) -> list[list[str]]:
 
 
 def _query_row(label, g, query) -> list[str]:
-    from engine.core.paths import Unreachable
+    from benchmarks.common import timed_routes
     pairs = np.random.default_rng(5).integers(0, g.num_nodes, (QUERY_PAIRS, 2))
     query.route(0, g.num_nodes - 1) if g.num_nodes > 1 else None
-    times, unreachable = [], 0
-    for s, t in pairs:
-        t0 = time.perf_counter()
-        try:
-            query.route(int(s), int(t))
-        except Unreachable:
-            unreachable += 1
-        times.append((time.perf_counter() - t0) * 1000)
+    times, unreachable = timed_routes(query, pairs)
     return [label, "CRP query with unpacked path (CPU)",
             f"{np.median(times):.2f} ms median, {np.percentile(times, 99):.2f} ms p99",
             f"{QUERY_PAIRS:,} random pairs ({unreachable} unreachable); target ≤ 1 ms on NY"]

@@ -83,18 +83,14 @@ def _config_rows(label, g, levels) -> list[list[str]]:
 
 
 def _pass_rows(label, what, name, query, pairs) -> list[list[str]]:
-    from engine.core.paths import Unreachable
-    total, split, unreachable = [], {"bounds": [], "search": [], "unpack": []}, 0
+    from benchmarks.common import timed_routes
+    split = {"bounds": [], "search": [], "unpack": []}
     tables = int(query._bounds.done.sum())          # bound tables built so far (bounds.py)
-    for s, t in pairs:
-        t0 = time.perf_counter()
-        try:
-            query.route(int(s), int(t))
-        except Unreachable:
-            unreachable += 1
-        total.append((time.perf_counter() - t0) * 1e3)
-        for k, v in query.last_ms.items():
+
+    def keep_split(q):
+        for k, v in q.last_ms.items():
             split[k].append(v)
+    total, unreachable = timed_routes(query, pairs, after=keep_split)
 
     def fig(v):
         return f"{np.median(v):.2f} ms", f"{np.percentile(v, 99):.2f} ms"

@@ -179,12 +179,12 @@ class RoadGraph:
         ``banned_turns`` is a pair (from_arc, to_arc) of indices into the given arc
         list. Self loops are dropped (with any restriction or geometry on them).
         """
-        from engine.core import arc_order   # Numba: not at import (start-up reads graphs' types)
         tail, head = _checked_arcs(num_nodes, tail, head)
         metrics = _checked_metrics(num_nodes, tail.size, metrics)
+        arc_order = _arc_order(tail.size)
         # a counting sort by tail (engine.core.arc_order); None: already in order
         order, first_out = arc_order.tail_order(tail, head, num_nodes)
-        attrs = _reordered_attrs(arc_attrs, tail.size, order)
+        attrs = _reordered_attrs(arc_attrs, tail.size, order, arc_order)
         new_head = arc_order.gather(head, order, np.int32)
         g_first = g_pts = None
         if geometry_first is not None:
@@ -195,7 +195,7 @@ class RoadGraph:
         if banned_turns is not None:
             restrictions = _renumbered_restrictions(
                 banned_turns, arc_order.new_of_old(order, tail.size), new_head, first_out)
-        node_id = _checked_node_ids(num_nodes, node_id)
+        node_id = _checked_node_ids(num_nodes, node_id, arc_order)
         lon, lat = _checked_coordinates(num_nodes, lon, lat)
         return cls(
             first_out=first_out,
@@ -210,14 +210,29 @@ class RoadGraph:
 
 
 # ------------------------------------------------- construction steps (from_arcs)
+def _arc_order(m: int):
+    """The module that orders ``m`` arcs: NumPy below SMALL_ARCS (no Numba import, no
+    compilation for small files), engine.core.arc_order's parallel Numba above."""
+    from engine.core import arc_order_small
+    if m < arc_order_small.SMALL_ARCS:
+        return arc_order_small
+    from engine.core import arc_order
+    return arc_order
+
+
 # The checks run in this order so that a bad input always names the same problem.
 def _checked_arcs(num_nodes: int, tail, head) -> tuple[np.ndarray, np.ndarray]:
-    """tail and head as arrays, after checking their lengths and node ids."""
+    """tail and head as integer arrays, after checking their lengths and node ids."""
     tail = np.asarray(tail)
     head = np.asarray(head)
     m = tail.size
     if head.size != m:
         raise GraphError("tail and head differ in length")
+    for name, ids in (("tail", tail), ("head", head)):
+        if m and not np.issubdtype(ids.dtype, np.integer):
+            raise GraphError(f"arc {name} ids are not integers ({ids.dtype})")
+    if not m:                                   # np.array([]) is float64: no ids to check
+        tail, head = tail.astype(np.int32), head.astype(np.int32)
     if num_nodes < 0 or num_nodes >= np.iinfo(np.int32).max:
         raise GraphError(f"node count {num_nodes} out of range")
     for name, ids in (("tail", tail), ("head", head)):
@@ -252,9 +267,8 @@ def csr_offsets(rows: np.ndarray, num_rows: int, dtype=np.int32) -> np.ndarray:
     return first
 
 
-def _reordered_attrs(arc_attrs, m: int, order: np.ndarray) -> dict[str, np.ndarray]:
+def _reordered_attrs(arc_attrs, m: int, order: np.ndarray, arc_order) -> dict[str, np.ndarray]:
     """Arc attributes in the new arc order, after checking one value per given arc."""
-    from engine.core import arc_order
     attrs = {}
     for name, values in (arc_attrs or {}).items():
         values = np.asarray(values)
@@ -280,14 +294,13 @@ def _renumbered_restrictions(banned_turns, new_of_old: np.ndarray, sorted_head: 
     return TurnRestrictions(pairs[:, 0].astype(np.int32), pairs[:, 1].astype(np.int32))
 
 
-def _checked_node_ids(num_nodes: int, node_id) -> np.ndarray:
+def _checked_node_ids(num_nodes: int, node_id, arc_order) -> np.ndarray:
     """int64 file ids, one per node and unique (0..n-1 when none are given)."""
     if node_id is None:
         node_id = np.arange(num_nodes, dtype=np.int64)
     node_id = np.asarray(node_id, dtype=np.int64)
     if node_id.shape != (num_nodes,):
         raise GraphError("node_id must have one entry per node")
-    from engine.core import arc_order
     if node_id.size > 1 and not arc_order.strictly_increasing(node_id):   # else unique
         sorted_ids = np.sort(node_id)
         if np.any(sorted_ids[1:] == sorted_ids[:-1]):

@@ -65,3 +65,36 @@ def test_from_arcs_renumbers_restrictions_and_checks_ids():
         RoadGraph.from_arcs(3, tail, head, {"w": np.arange(5)}, banned_turns=([1], [0]))
     with pytest.raises(GraphError, match="not unique"):
         RoadGraph.from_arcs(3, tail, head, {"w": np.arange(5)}, node_id=[5, 9, 5])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_small_graphs_get_the_same_graph_from_numpy(seed, monkeypatch):
+    """Below SMALL_ARCS arcs from_arcs orders them in NumPy (no Numba import): the same
+    graph, arc for arc, as the Numba path gives."""
+    from engine.core import arc_order_small
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(2, 50)), int(rng.integers(1, 300))
+    tail, head = rng.integers(0, n, m), rng.integers(0, n, m)
+    if seed == 0:                                   # already in order: no copy either way
+        keep = tail != head
+        tail, head = np.sort(tail[keep]), head[keep]
+        m = tail.size
+    lengths = rng.integers(0, 3, m)
+    kwargs = dict(arc_attrs={"x": rng.random(m)}, geometry_first=np.r_[0, np.cumsum(lengths)],
+                  geometry_lonlat=rng.random((int(lengths.sum()), 2)),
+                  node_id=rng.permutation(10 * n)[:n])
+    small = RoadGraph.from_arcs(n, tail, head, {"w": np.arange(m)}, **kwargs)
+    monkeypatch.setattr(arc_order_small, "SMALL_ARCS", 0)
+    big = RoadGraph.from_arcs(n, tail, head, {"w": np.arange(m)}, **kwargs)
+    for name in ("first_out", "head", "node_id", "geometry_first", "geometry_lonlat"):
+        assert np.array_equal(getattr(small, name), getattr(big, name)), name
+        assert getattr(small, name).dtype == getattr(big, name).dtype, name
+    assert np.array_equal(small.metrics["w"], big.metrics["w"])
+    assert np.array_equal(small.arc_attrs["x"], big.arc_attrs["x"])
+
+
+def test_empty_and_non_integer_arc_lists():
+    g = RoadGraph.from_arcs(3, np.array([]), np.array([]), {"w": np.zeros(0, np.int64)})
+    assert g.num_arcs == 0 and g.first_out.tolist() == [0, 0, 0, 0]
+    with pytest.raises(GraphError, match="not integers"):
+        RoadGraph.from_arcs(3, np.array([0.0, 1.0]), np.array([1, 2]), {"w": np.ones(2, np.int64)})

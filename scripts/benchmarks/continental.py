@@ -43,7 +43,7 @@ class Emitted(dict):
 
     def __setitem__(self, key, value) -> None:
         super().__setitem__(key, value)
-        print(json.dumps({key: value}), flush=True)
+        print(json.dumps({key: value}, default=float), flush=True)
 
 
 def _peak_gb() -> float:
@@ -97,13 +97,15 @@ def stage_crp() -> dict:
     import dataclasses
 
     import numpy as np
-    from engine.core.backend import device_count, gpu_backend
+    from engine.core.backend import device_count
     from engine.crp.customization.customize import Customizer
+    from engine.crp.customization.microcode import compile_microcode
     from engine.crp.metric.decoder import parse_decoder
     from engine.crp.partition.nested import partition_graph
     from engine.crp.partition.overlay import Overlay
     from engine.crp.query.router import CrpQuery
 
+    from benchmarks import gpu_scaling
     from benchmarks.common import timed_routes
     g, load_s = _network()
     g = dataclasses.replace(g, turn_restrictions=None)      # free turns: SciPy is the oracle
@@ -116,28 +118,26 @@ def stage_crp() -> dict:
     t0 = time.perf_counter()
     overlay = Overlay(g, partition)
     out["overlay_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    microcode = compile_microcode(overlay, 0)               # once, shared by every customizer
+    out["microcode_s"] = time.perf_counter() - t0
     decoder = parse_decoder(FREE_TURNS)
-    gpus = [gpu_backend(i) for i in range(device_count())]
-    configs = [("1 GPU" if gpus else "CPU twin", gpus[:1])]
-    configs += [(f"{len(gpus)} GPUs", gpus)] if len(gpus) > 1 else []
-    metric, reference = None, None
-    for name, devices in configs:
-        c = Customizer(overlay, devices=devices)
-        if len(devices) <= 1:
-            t0 = time.perf_counter()
-            _ = c.microcode
-            out["microcode_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        c.customize(decoder)                                  # untimed: compilation, first touch
-        out[f"first_customize_s {name}"] = time.perf_counter() - t0
+    if device_count():
+        counts = gpu_scaling.counts_for(device_count())
+        results = gpu_scaling.measure(overlay, decoder, microcode, counts, emit=out.__setitem__)
+        for k, r in results.items():
+            out[f"records {k}"] = r["records"]
+        out["scaling"] = gpu_scaling.scaling_rows(overlay, "24 M" if NODES == 24_000_000
+                                                  else f"{NODES:,} nodes", results)
+        metric = results[1]["metric"]
+    else:
+        c = Customizer(overlay, microcode=microcode)
+        c.customize(decoder)                                  # untimed: compilation
         runs = [c.customize(decoder) for _ in range(RUNS)]
-        out[f"customize_ms {name}"] = statistics.median(m.decode_ms + m.total_ms for m in runs)
+        out["customize_ms CPU"] = statistics.median(m.total_ms for m in runs)
+        out["decode_ms CPU"] = statistics.median(m.decode_ms for m in runs)
         metric = runs[-1]
-        if reference is None:
-            reference = metric.shortcuts
-        elif not all(np.array_equal(a, b) for a, b in zip(reference, metric.shortcuts)):
-            raise AssertionError(f"{name}: shortcut costs differ from one GPU's")
-        del c
+    del microcode
     out["rss_before_query_gb"] = _peak_gb()
     query = CrpQuery(overlay, metric)
     pairs = np.random.default_rng(5).integers(0, g.num_nodes, (QUERY_PAIRS, 2))
@@ -226,24 +226,31 @@ def _make_network() -> float:
 
 
 def _child(stage: str) -> dict:
-    """Run one stage in a fresh process; its JSON lines merged (a stage that fails or is
-    stopped by ROUTELAB_CONTINENTAL_LIMIT seconds keeps what it reported)."""
+    """Run one stage in a fresh process, its lines echoed as they come and its JSON lines
+    merged (a stage that fails or is stopped by ROUTELAB_CONTINENTAL_LIMIT seconds keeps
+    what it reported)."""
+    import threading
     limit = float(os.environ.get("ROUTELAB_CONTINENTAL_LIMIT", 3600))
     result: dict = {}
+    lines: list[str] = []
     with subprocess.Popen([sys.executable, __file__, stage], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True,
+                          stderr=subprocess.STDOUT, text=True,
                           cwd=Path(__file__).resolve().parents[2]) as child:
-        try:
-            out, err = child.communicate(timeout=limit)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            out, err = child.communicate()
-            result["error"] = [f"stopped after {limit:.0f} s"]
-    for line in out.splitlines():
+        timer = threading.Timer(limit, child.kill)
+        timer.start()
+        for line in child.stdout:
+            print(f"  [{stage}] {line.rstrip()[:400]}", flush=True)
+            lines.append(line)
+        child.wait()
+        stopped = not timer.is_alive() and child.returncode != 0
+        timer.cancel()
+    for line in lines:
         if line.startswith("{"):
             result.update(json.loads(line))
-    if child.returncode and "error" not in result:
-        result["error"] = (err or out).strip().splitlines()[-1:]
+    if stopped:
+        result["error"] = [f"stopped after {limit:.0f} s"]
+    elif child.returncode:
+        result["error"] = [lines[-1].strip() if lines else f"exit status {child.returncode}"]
     return result
 
 
@@ -260,7 +267,8 @@ def bench_continental() -> tuple[list[str], list[list[str]]]:
 
 def _rows(stage: str, r: dict) -> list[list[str]]:
     if "error" in r:
-        known = {k: round(v, 2) if isinstance(v, float) else v for k, v in r.items() if k != "error"}
+        known = {k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()
+                 if k != "error" and not k.startswith("records")}
         return [[stage, "failed", "", f"{' '.join(r['error'])}; measured before: {json.dumps(known)}"]]
     rss = f"peak RSS {r['rss_gb']:.1f} GB; .rlg load {r['load_s']:.1f} s"
     if stage == "reference":
@@ -277,10 +285,21 @@ def _rows(stage: str, r: dict) -> list[list[str]]:
     rows = [["CRP partition + overlay + microcode",
              f"{r['partition_s']:.0f} + {r['overlay_s']:.0f} + {r.get('microcode_s', 0):.0f} s",
              "≤ 120 s (partition + overlay)", f"boundary arcs {r['boundary_arcs']}; {rss}"]]
-    rows += [[f"CRP customization, {k.split(' ', 1)[1]}", f"{v:.2f} ms",
-              {"1 GPU": "≤ 60 ms", "2 GPUs": "≤ 35 ms"}.get(k.split(" ", 1)[1], ""),
-              "decode + levels; median of 5; every run equal to the first configuration's"]
-             for k, v in r.items() if k.startswith("customize_ms")]
+    for key, ms in r.items():
+        if not key.startswith("customize_ms "):
+            continue
+        count = key.split(" ", 1)[1]
+        name = "CPU twin" if count == "CPU" else f"{count} GPU" + ("s" if count != "1" else "")
+        levels = ", ".join(f"L{x['level']} {sum(x['ms'].values()):.2f}"
+                           for x in r.get(f"records {count}", []))
+        same = "" if count == "CPU" else ", every run equal to one GPU's"
+        rows.append([f"CRP customization, {name}", f"{ms:.2f} ms",
+                     {"1": "≤ 60 ms", "2": "≤ 35 ms"}.get(count, ""),
+                     f"levels [{levels}] ms; decode {r.get(f'decode_ms {count}', 0):.2f} ms apart; "
+                     f"median of {RUNS}{same}"])
+    rows += [[f"CRP customization scaling: {k} GPU(s)", figure, "",
+              f"{speedup}, efficiency {eff}; {device}; {notes}"]
+             for _, k, figure, speedup, eff, device, notes in r.get("scaling", [])]
     rows.append(["CRP query (CPU)", f"{r['query_ms']:.2f} ms median", "≤ 10 ms",
                  f"{QUERY_PAIRS} pairs; {r['wrong_routes']} wrong of {r['checked_routes']} "
                  f"against SciPy (free turns); peak RSS before queries {r['rss_before_query_gb']:.1f} GB"])
@@ -292,4 +311,4 @@ SECTIONS = {"continental": (f"Continental scale: a generated network of {NODES:,
 
 if __name__ == "__main__":
     sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
-    print(json.dumps(globals()[f"stage_{sys.argv[1]}"]()))
+    print(json.dumps(globals()[f"stage_{sys.argv[1]}"](), default=float))

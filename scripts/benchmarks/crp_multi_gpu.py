@@ -1,106 +1,66 @@
-"""CRP customization on one GPU and split over two (engine/crp/customization/multi_gpu.py),
-on the generated network of ROUTELAB_MULTI_GPU_NODES nodes (default 2 M; seed 1, the
-crp_big section's network), the car-fastest decoder.
+"""CRP customization over 1, 2, 4 and 8 GPUs (engine/crp/customization/multi_gpu.py,
+issue #40) on generated networks of ROUTELAB_MULTI_GPU_NODES nodes (a comma list;
+default 2 M; seed 1, the crp_big section's network), the car-fastest decoder.
 
-Per configuration: one untimed customization (compilation, first touch), then RUNS
-timed ones interleaved with the other configurations (so a drift of the machine hits
-all alike); the median of the levels' time (``total_ms``: from the first level's
-launch until every GPU is done, the gather included, decode and the copy to the host
-apart), the decode, and the ratio to one GPU. Every run's shortcut costs are checked
-equal to one GPU's, bit for bit. A partition file in ROUTELAB_MULTI_GPU_PARTITION
-(.rlp, made for this network) skips METIS."""
+Per network: partition, overlay and level-0 microcode once, then every GPU count the
+machine has among 1, 2, 4, 8 (scripts/benchmarks/gpu_scaling.py: median of 5 after a
+warm-up, counts interleaved, every run's shortcut costs equal to one GPU's, per level
+each GPU's time and the gather), and the counts it lacks as a model from one GPU's
+per-level times and the split plan. A partition file in ROUTELAB_MULTI_GPU_PARTITION
+(.rlp, made for the one network asked for) skips METIS."""
 from __future__ import annotations
 
+import json
 import os
-import statistics
 import time
 
-import numpy as np
-
-HEADER = ["graph", "what", "figure", "notes"]
-RUNS = 5
-NODES = int(os.environ.get("ROUTELAB_MULTI_GPU_NODES", 2_000_000))
+NODES = [int(float(n)) for n in os.environ.get("ROUTELAB_MULTI_GPU_NODES", "2000000").split(",")]
 
 
 def bench_crp_multi_gpu() -> tuple[list[str], list[list[str]]]:
-    from engine.core.backend import device_count, gpu_backend
+    from engine.core.backend import device_count
+    from engine.crp.metric.decoder import load_decoder
+
+    from benchmarks import gpu_scaling
     if device_count() < 1:
-        return HEADER, [["-", "skipped", "", "needs a CUDA device"]]
-    overlay, label, prep = _overlay()
-    rows = [[label, "partition + overlay + level-0 microcode", prep,
-             f"cells per level {overlay.summary()['cells']}"]]
-    gpus = [gpu_backend(i) for i in range(min(device_count(), 4))]
-    configs = [("1 GPU", [gpus[0]], None)]
-    configs += [(f"{n} GPUs", gpus[:n], None) for n in range(2, len(gpus) + 1)]
-    if len(gpus) == 1:                     # the split's own cost, measured on one device
-        configs.append(("2 parts on 1 GPU", [gpus[0], gpus[0]], None))
-    rows += _measure(overlay, label, configs)
-    print("\n".join(" | ".join(r) for r in rows), flush=True)
-    return HEADER, rows
+        return gpu_scaling.HEADER, [["-", "-", "skipped", "", "", "", "needs a CUDA device"]]
+    counts = gpu_scaling.counts_for(device_count())
+    rows = []
+    for nodes in NODES:
+        overlay, microcode, label, prep = _overlay(nodes)
+        print(label, prep, flush=True)
+        results = gpu_scaling.measure(overlay, load_decoder("car-fastest"), microcode, counts,
+                                      emit=lambda k, v: print(json.dumps({k: v}), flush=True))
+        del microcode
+        rows.append([label, "-", "preprocessing", "", "", "", prep])
+        rows += gpu_scaling.scaling_rows(overlay, label, results)
+        print("\n".join(" | ".join(r) for r in rows[-len(gpu_scaling.COUNTS) - 1:]), flush=True)
+    return gpu_scaling.HEADER, rows
 
 
-def _overlay():
-    from engine.crp.customization.customize import Customizer
+def _overlay(nodes: int):
+    from engine.crp.customization.microcode import compile_microcode
     from engine.crp.partition.nested import Partition, partition_graph
     from engine.crp.partition.overlay import Overlay
     from engine.generate.network import generate_road_network
     t0 = time.perf_counter()
-    g = generate_road_network(NODES, seed=1)
+    g = generate_road_network(nodes, seed=1)
     gen_s = time.perf_counter() - t0
     path = os.environ.get("ROUTELAB_MULTI_GPU_PARTITION")
     t0 = time.perf_counter()
     partition = Partition.load(path, g) if path else partition_graph(g, seed=0)
     part_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
     overlay = Overlay(g, partition)
-    mc_s = Customizer(overlay).microcode.compile_ms / 1000
+    overlay_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    microcode = compile_microcode(overlay, 0)
+    mc_s = time.perf_counter() - t0
     label = f"generated ({g.num_nodes:,} nodes, {g.num_arcs:,} arcs)"
-    return overlay, label, (f"generate {gen_s:.1f} s; partition {part_s:.1f} s + "
-                            f"{overlay.build_ms / 1000:.1f} s + {mc_s:.1f} s")
+    return overlay, microcode, label, (
+        f"generate {gen_s:.1f} s; partition {part_s:.1f} s + overlay {overlay_s:.1f} s + "
+        f"level-0 microcode {mc_s:.1f} s; cells per level {overlay.summary()['cells']}")
 
 
-def _measure(overlay, label, configs) -> list[list[str]]:
-    from engine.crp.customization.customize import Customizer
-    from engine.crp.metric.decoder import load_decoder
-    decoder = load_decoder("car-fastest")
-    customizers = []
-    for name, devices, split in configs:
-        c = Customizer(overlay, devices=devices, split_level=split)
-        c.customize(decoder)                               # untimed: compilation
-        customizers.append(c)
-    reference = customizers[0].customize(decoder).shortcuts
-    runs = [[] for _ in configs]
-    for _ in range(RUNS):
-        for k, c in enumerate(customizers):
-            m = c.customize(decoder)
-            for level, (a, b) in enumerate(zip(reference, m.shortcuts)):
-                if not np.array_equal(a, b):
-                    raise AssertionError(f"{configs[k][0]}: level {level} differs from 1 GPU")
-            runs[k].append(m)
-    base = statistics.median(m.total_ms for m in runs[0])
-    rows = []
-    for (name, devices, _), c, ms in zip(configs, customizers, runs):
-        rows.append(_row(label, name, devices, c, ms, base, overlay.graph.num_nodes))
-    return rows
-
-
-def _row(label, name, devices, customizer, runs, base, nodes) -> list[str]:
-    total = statistics.median(m.total_ms for m in runs)
-    decode = statistics.median(m.decode_ms for m in runs)
-    copy = statistics.median(m.copy_ms for m in runs)
-    mid = sorted(runs, key=lambda m: m.total_ms)[len(runs) // 2]
-    levels = ", ".join(f"L{r['level']} {sum(r['ms'].values()):.2f}" for r in mid.timings)
-    split = ""
-    if customizer.devices:
-        plan = customizer.gpu.plan
-        split = (f"; split at level {plan.split_level}, cells per part "
-                 f"{np.diff(plan.cuts[-1]).tolist()}, work estimate per part "
-                 f"{(plan.work / max(plan.work.sum(), 1)).round(2).tolist()}")
-    device = devices[0].device_name
-    return [label, f"customization, {name} ({device})", f"{total:.2f} ms",
-            f"{base / total:.2f}x one GPU; {total * 1e6 / nodes:.2f} ns per node; decode "
-            f"{decode:.2f} ms apart, copy to host {copy:.1f} ms apart; levels [{levels}] ms "
-            f"(a split level: its slowest GPU){split}; median of {RUNS}, equal to one GPU"]
-
-
-SECTIONS = {"crp_multi_gpu": ("CRP customization on one GPU and split over two",
+SECTIONS = {"crp_multi_gpu": ("CRP customization over 1, 2, 4 and 8 GPUs",
                               bench_crp_multi_gpu)}

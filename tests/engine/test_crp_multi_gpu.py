@@ -271,7 +271,8 @@ def test_multi_gpu_flow_gathers_and_copies_every_part(overlay, reference, twins,
         assert np.array_equal(a, b), level
     assert np.array_equal(metric.flat_shortcuts, np.concatenate(ref.shortcuts))
     s = c.gpu.split_level
-    assert all(r["gpus"] == parts for r in seen[:s + 1])
+    assert all(r["gpus"] == parts and len(r["gpu_ms"]) == parts for r in seen[:s + 1])
+    assert all(max(r["gpu_ms"]) == pytest.approx(sum(r["ms"].values())) for r in seen[:s + 1])
     assert all("gpus" not in r for r in seen[s + 1:])
     assert all(r["cells"] == t.num_cells and r["shortcuts"] == t.num_shortcuts
                for r, t in zip(seen, overlay.levels))
@@ -298,3 +299,19 @@ def test_multi_gpu_flow_raises_overflow_at_the_lowest_level(overlay, twins, spli
         assert str(a.value) == str(b.value)
     with pytest.raises(ValueError, match="3 turn-weight arrays for 2 GPUs"):
         several.gpu.run([tw, tw, tw])
+
+
+def test_customizers_share_one_compiled_microcode(overlay, reference, twins, monkeypatch):
+    """A microcode compiled once serves several customizers (the scaling benchmark's
+    1, 2, 4 GPUs at 24 M nodes): none compiles it again, and each result is exact."""
+    from engine.crp.customization import customize as customize_module
+    tw, ref = reference
+    shared = compile_microcode(overlay, 0)
+    monkeypatch.setattr(customize_module, "compile_microcode",
+                        lambda *a: pytest.fail("compiled the microcode again"))
+    cpu = Customizer(overlay, microcode=shared)
+    assert cpu.microcode is shared
+    split = Customizer(overlay, None, twins, devices=[_HostGpu(0), _HostGpu(1)], microcode=shared)
+    for c in (cpu, split):
+        metric = c.customize_costs(overlay.graph.metric(None), tw)
+        assert all(np.array_equal(a, b) for a, b in zip(ref.shortcuts, metric.shortcuts))

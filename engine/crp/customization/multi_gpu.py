@@ -121,7 +121,8 @@ class MultiGpuCustomizer:
     def _records(self, gather_ms) -> list[dict]:
         """One record per level, as on one GPU: a split level's phases take the
         slowest GPU's time, its rounds the most, its cells and shortcuts the whole
-        level's; the first level above the split adds the gather as a phase."""
+        level's, and ``gpu_ms`` lists each GPU's own time; the first level above the
+        split adds the gather as a phase."""
         flags = []
         for b, issued in zip(self.backends, self._issued):
             with b.active():
@@ -169,6 +170,7 @@ def _merged(topo, records: list[dict]) -> dict:
     phases = records[0]["ms"].keys()
     return {**records[0], "cells": topo.num_cells, "shortcuts": topo.num_shortcuts,
             "rounds": max(r["rounds"] for r in records), "gpus": len(records),
+            "gpu_ms": [sum(r["ms"].values()) for r in records],
             "ms": {k: max(r["ms"][k] for r in records) for k in phases}}
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["tail_order", "gather", "gather_ragged", "new_of_old", "strictly_increasing"]
+__all__ = ["tail_order", "counting_order", "gather", "gather_ragged", "new_of_old",
+           "strictly_increasing"]
 
 
 def tail_order(tail: np.ndarray, head: np.ndarray, num_nodes: int):
@@ -70,6 +71,32 @@ def _counting_order(tail, head, num_nodes):
     for v in range(num_nodes, 0, -1):
         first[v] = first[v - 1]
     first[0] = 0
+    return order, first
+
+
+def counting_order(keys: np.ndarray, num_keys: int):
+    """(order, first): the indices of ``keys`` (integers in 0..num_keys-1) stably sorted
+    by key, int64, and the int64 offsets [num_keys + 1] of each key's run; linear time
+    (what np.argsort(kind="stable") gives in O(n log n) for keys wider than 16 bits)."""
+    keys = np.ascontiguousarray(keys)
+    if keys.size and (int(keys.min()) < 0 or int(keys.max()) >= num_keys):
+        raise ValueError(f"keys outside 0..{num_keys - 1}")
+    return _counting_keys(keys, int(num_keys))
+
+
+@numba.njit(cache=True, nogil=True)
+def _counting_keys(keys, num_keys):
+    first = np.zeros(num_keys + 1, np.int64)
+    for i in range(keys.size):
+        first[keys[i] + 1] += 1
+    for k in range(num_keys):
+        first[k + 1] += first[k]
+    free = first[:-1].copy()          # the next free place of each key
+    order = np.empty(keys.size, np.int64)
+    for i in range(keys.size):
+        k = keys[i]
+        order[free[k]] = i
+        free[k] += 1
     return order, first
 
 

@@ -35,18 +35,19 @@ def counts_for(available: int) -> list[int]:
 def measure(overlay, decoder, microcode, counts, emit=None, level_variants=None) -> dict[int, dict]:
     """Per GPU count: total_ms, decode_ms, copy_ms (medians), records (the median
     run's per-level records), split (level, cells per part, work shares), device;
-    the smallest count also keeps its last run's CellMetric as ``metric`` (for
-    queries). Emitted as they come: setup_s (build + the untimed first run) and the
+    the smallest count also keeps its last run's CellMetric as ``metric`` and the
+    query's numbering as ``query_space`` (for queries). Emitted as they come: setup_s (build + the untimed first run) and the
     medians."""
     from engine.core.backend import gpu_backend
     from engine.crp.customization.customize import Customizer
     gpus = [gpu_backend(i) for i in range(max(counts))]
-    customizers = {}
+    customizers, space = {}, None
     for k in counts:
         t0 = time.perf_counter()
-        c = Customizer(overlay, None, level_variants, devices=gpus[:k], microcode=microcode)
+        c = Customizer(overlay, None, level_variants, devices=gpus[:k], microcode=microcode,
+                       query_space=space)
         c.customize(decoder)                                  # untimed: compilation, first touch
-        customizers[k] = c
+        customizers[k], space = c, c.query_space
         if emit:
             emit(f"setup_s {k}", time.perf_counter() - t0)
     reference = None
@@ -72,7 +73,7 @@ def measure(overlay, decoder, microcode, counts, emit=None, level_variants=None)
                   "records": ordered[len(ordered) // 2][3], "split": _split(c),
                   "device": c.backend.device_name, "equal_runs": RUNS}
         if k == counts[0]:
-            out[k]["metric"] = last
+            out[k]["metric"], out[k]["query_space"] = last, space
         if emit:
             emit(f"customize_ms {k}", out[k]["total_ms"])
             emit(f"decode_ms {k}", out[k]["decode_ms"])

@@ -98,3 +98,21 @@ def test_empty_and_non_integer_arc_lists():
     assert g.num_arcs == 0 and g.first_out.tolist() == [0, 0, 0, 0]
     with pytest.raises(GraphError, match="not integers"):
         RoadGraph.from_arcs(3, np.array([0.0, 1.0]), np.array([1, 2]), {"w": np.ones(2, np.int64)})
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_keyed_counting_order_equals_stable_argsort(seed):
+    rng = np.random.default_rng(seed)
+    num_keys = int(rng.integers(1, 50))
+    keys = rng.integers(0, num_keys, int(rng.integers(0, 500))).astype(
+        np.int32 if seed % 2 else np.int64)
+    order, first = arc_order.counting_order(keys, num_keys)
+    assert np.array_equal(order, np.argsort(keys, kind="stable"))
+    assert np.array_equal(first, np.r_[0, np.cumsum(np.bincount(keys, minlength=num_keys))])
+
+
+def test_keyed_counting_order_refuses_keys_out_of_range():
+    with pytest.raises(ValueError, match="outside 0..2"):
+        arc_order.counting_order(np.array([0, 3]), 3)
+    with pytest.raises(ValueError):
+        arc_order.counting_order(np.array([-1, 0]), 3)

@@ -309,8 +309,9 @@ def test_customizers_share_one_compiled_microcode(overlay, reference, twins, mon
     shared = compile_microcode(overlay, 0)
     monkeypatch.setattr(customize_module, "compile_microcode",
                         lambda *a: pytest.fail("compiled the microcode again"))
-    cpu = Customizer(overlay, microcode=shared)
-    assert cpu.microcode is shared
+    space = Customizer(overlay).query_space
+    cpu = Customizer(overlay, microcode=shared, query_space=space)
+    assert cpu.microcode is shared and cpu.query_space is space
     split = Customizer(overlay, None, twins, devices=[_HostGpu(0), _HostGpu(1)], microcode=shared)
     for c in (cpu, split):
         metric = c.customize_costs(overlay.graph.metric(None), tw)

@@ -46,14 +46,17 @@ class Customizer:
     the work over (engine.crp.customization.multi_gpu); the first, the main GPU, is
     then ``backend``. Each decodes the metric; the results equal one GPU's.
     ``split_level``: the level whose cells are split (None: chosen by estimated work).
-    ``microcode``: level 0's instructions when already compiled for this overlay (one
-    compilation shared by several customizers; 33 s at 24 M nodes)."""
+    ``microcode`` and ``query_space``: level 0's instructions and the query's numbering
+    when already built for this overlay (shared by several customizers: at 24 M nodes
+    each takes seconds)."""
 
     def __init__(self, overlay, backend=None, level_variants=None, *, devices=None,
-                 split_level: int | None = None, microcode=None, **gpu_options) -> None:
+                 split_level: int | None = None, microcode=None, query_space=None,
+                 **gpu_options) -> None:
         self.overlay = overlay
-        if microcode is not None:
-            self.__dict__["microcode"] = microcode       # the cached property's value
+        for name, given in (("microcode", microcode), ("query_space", query_space)):
+            if given is not None:
+                self.__dict__[name] = given               # the cached property's value
         self.devices = tuple(devices) if devices and len(devices) > 1 else ()
         if self.devices:
             if backend is not None and backend != self.devices[0]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.core.graph import csr_offsets
+from engine.core.arc_order import counting_order, gather
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,17 +49,15 @@ def query_space(overlay, flat) -> QuerySpace:
     turn weights)."""
     g, turns = overlay.graph, overlay.turns
     m = g.num_arcs
-    cells = overlay.cell_of
-    keys = [np.arange(m)] + [cells[l, g.head] for l in range(cells.shape[0])] + \
-           [-overlay.arc_level.astype(np.int64)]
-    arc_of_q = np.lexsort(keys).astype(np.int32)       # last key sorts first
+    arc_of_q = _arc_order(overlay).astype(np.int32)
     q_of_arc = np.empty(m, dtype=np.int32)
     q_of_arc[arc_of_q] = np.arange(m, dtype=np.int32)
-    from_q = q_of_arc[turns.from_arc]
-    turn_order = np.argsort(from_q, kind="stable")
-    from_q = from_q[turn_order]
-    to_q = q_of_arc[turns.to_arc][turn_order]
-    turn_in = np.argsort(to_q, kind="stable").astype(np.int32)
+    from_q = gather(q_of_arc, turns.from_arc)              # per turn: gathers on all cores
+    turn_order, first_turn = counting_order(from_q, m)
+    from_q = gather(from_q, turn_order)
+    to_q = gather(q_of_arc, gather(turns.to_arc, turn_order))
+    turn_in, first_turn_in = counting_order(to_q, m)
+    turn_in = turn_in.astype(np.int32)
     b0 = overlay.boundary_arc.size
     arc_level = overlay.arc_level[arc_of_q]
     a2b = np.where(arc_level > 0, np.arange(m, dtype=np.int32), -1).astype(np.int32)
@@ -68,14 +66,43 @@ def query_space(overlay, flat) -> QuerySpace:
     exit_col = np.ascontiguousarray(flat.exit_col[:, old_b])
     exit_q = q_of_arc[flat.exit_arc]
     return QuerySpace(
-        q_of_arc, arc_of_q, turn_order, csr_offsets(from_q, m), to_q.astype(np.int32),
-        from_q.astype(np.int32), csr_offsets(to_q[turn_in], m), turn_in,
+        q_of_arc, arc_of_q, turn_order, first_turn.astype(np.int32), to_q, from_q,
+        first_turn_in.astype(np.int32), turn_in,
         g.head[arc_of_q], g.tail[arc_of_q], arc_level, a2b, flat.cell_base,
         flat.entry_first, q_of_arc[flat.entry_arc], flat.exit_first, exit_q,
         flat.clique_first, entry_row, exit_col,
         _records(overlay, flat, g.head[arc_of_q[:b0]], entry_row, True),
         _records(overlay, flat, g.tail[arc_of_q[:b0]], exit_col, False),
         (arc_level[:, None] > np.arange(overlay.num_levels)).sum(axis=0))
+
+
+def _arc_order(overlay) -> np.ndarray:
+    """Arcs by level crossed (highest first), then by the cells around the head from
+    the top level down, then by id. Where every level's cells are numbered in the
+    order of their parents (a valid partition is: engine.io.partition_file), the
+    level-0 cell alone orders the levels above, and one counting sort by (level,
+    level-0 cell) does it in linear time (24 M nodes: seconds, not a minute)."""
+    g, cells = overlay.graph, overlay.cell_of
+    levels = cells.shape[0]
+    level_key = (overlay.num_levels - overlay.arc_level.astype(np.int64))
+    if levels and _nested(cells):
+        num_cells = int(cells[0].max(initial=-1)) + 1
+        keys = level_key * num_cells + cells[0, g.head]
+        return counting_order(keys, (overlay.num_levels + 1) * num_cells)[0]
+    keys = [np.arange(g.num_arcs)] + [cells[l, g.head] for l in range(levels)] + [level_key]
+    return np.lexsort(keys)                                  # last key sorts first
+
+
+def _nested(cells: np.ndarray) -> bool:
+    """Whether every level-0 cell lies in one cell of each level above, and those
+    parents never decrease along the level-0 cell ids."""
+    low = cells[0]
+    for l in range(1, cells.shape[0]):
+        parent = np.full(int(low.max(initial=-1)) + 1, -1, dtype=np.int64)
+        parent[low] = cells[l]
+        if np.any(parent < 0) or np.any(np.diff(parent) < 0) or np.any(parent[low] != cells[l]):
+            return False
+    return True
 
 
 def _records(overlay, flat, nodes, index, rows):

@@ -14,8 +14,12 @@ the median run's records: per level the slowest GPU's time and each GPU's own
 from one GPU's measured per-level times and the split plan that count would use
 (engine.crp.customization.cell_ranges.plan_split, pure NumPy): a split level takes
 its time times the largest part's share of its estimated work, the levels above
-take one GPU's time, plus the largest measured gather. The same model is given for
-the counts that did run, so its error is on the table beside it.
+take one GPU's time, plus the largest measured gather, plus the host's overhead: the
+run's time beyond its levels' (one engine thread launches every GPU's decode and
+levels in turn and reads each GPU's flags, so each GPU adds launch time that only
+enough work per GPU hides), fitted as a + b x GPUs over the counts that ran. The
+same model is given for the counts that did run, so its error is on the table
+beside it.
 """
 from __future__ import annotations
 
@@ -120,14 +124,16 @@ def scaling_rows(overlay, label: str, results: dict[int, dict]) -> list[list[str
     base = one["total_ms"]
     gathers = [_gather(r["records"]) for r in results.values()]
     gather = max(gathers, default=0.0)
+    a, b = overhead_fit(results)
     rows = []
     for k in COUNTS:
-        predicted = model(overlay, one["records"], k, gather)
+        predicted = model(overlay, one["records"], k, gather) + a + b * k
         if k not in results:
             speedup = base / predicted if predicted > 0 else float("nan")
             rows.append([label, f"{k}", f"{predicted:.2f} ms (model)",
                          f"{speedup:.2f}x", f"{speedup / k:.0%}", "not run",
-                         f"modelled: no {k}-GPU machine lent; {_plan_text(overlay, k)}"])
+                         f"modelled: no {k}-GPU machine lent; {_plan_text(overlay, k)}; "
+                         f"host overhead {a + b * k:.2f} ms of it (fit {a:.2f} + {b:.2f} x GPUs)"])
             continue
         r = results[k]
         t = r["total_ms"]
@@ -136,6 +142,19 @@ def scaling_rows(overlay, label: str, results: dict[int, dict]) -> list[list[str
                      f"apart; gather {_gather(r['records']):.2f} ms; {_levels_text(r)}; "
                      f"median of {RUNS}, every run equal to one GPU's"])
     return rows
+
+
+def overhead_fit(results: dict[int, dict]) -> tuple[float, float]:
+    """(a, b): the run's time beyond the sum of its levels' (slowest GPU each) as
+    a + b x GPUs, least squares over the counts that ran (b = 0 with one count)."""
+    k = np.array(sorted(results), dtype=float)
+    extra = np.array([results[int(c)]["total_ms"] - sum(level_ms(r) + r["ms"].get("gather", 0.0)
+                                                        for r in results[int(c)]["records"])
+                      for c in k])
+    if k.size < 2:
+        return float(extra.mean(initial=0.0)) if extra.size else 0.0, 0.0
+    b, a = np.polyfit(k, extra, 1)
+    return float(a), float(b)
 
 
 def _gather(records) -> float:

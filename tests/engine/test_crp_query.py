@@ -71,6 +71,28 @@ def test_bounds_never_exceed_the_costs_they_bound():
     assert checked > 0
 
 
+def test_tables_built_together_equal_tables_built_one_by_one():
+    """bounds.py builds every top cell's two tables at the first query, in parallel: each
+    equals that table built alone, and a new metric builds them again."""
+    from engine.crp.query.bounds import top_dijkstra
+    g = generate_road_network(6_000, seed=21)
+    overlay, metric, query = crp_setup(g, "car-fastest")
+    b, q = query._bounds, query.space
+    query.route(0, g.num_nodes - 1)
+    assert b.done.all() and b.build_ms > 0
+    rec, heap = np.full((b.btop, 2), -1, np.int32), np.empty(b.btop, np.int64)
+    for f in (0, 1):
+        for c in range(b.cells):
+            lb, cell_lb = np.empty(b.btop, np.int32), np.empty(b.cells, np.int32)
+            top_dijkstra(f, b.base + c, b.top, q.head_rec, q.tail_rec, q.entry_first, q.entry_q,
+                         q.exit_first, q.exit_q, query.shortcuts, lb, cell_lb, b.base, rec, heap)
+            assert np.array_equal(lb, b.lb[f, c]) and np.array_equal(cell_lb, b.cell_lb[f, c])
+    query.set_metric(customize(overlay, load_decoder("delivery")))
+    assert not b.done.any() and b.build_ms == 0
+    query.route(0, g.num_nodes - 1)
+    assert b.done.all()
+
+
 def test_steps_and_unpacking_after_pruned_searches():
     g = generate_road_network(10_000, seed=8)
     overlay, metric, query = crp_setup(g, "delivery")

@@ -17,7 +17,8 @@ Phases are types, as in RoutingKit and OSRM:
                     (microcode_gpu.py on the device); gpu.py: GpuCustomizer, a variant per
                     level, and layout.py, its metric-independent device layout
     query/          flat.py: the levels' arrays concatenated; query_space.py: the query's
-                    numbering; search.py: the bidirectional overlay query; unpack.py:
+                    numbering; search.py: the bidirectional overlay query; staged.py:
+                    between top cells, each cell alone then an A* across; unpack.py:
                     shortcuts to arcs; router.py: CrpQuery(overlay, metric): route(s, t)
 """
 from __future__ import annotations

@@ -32,9 +32,11 @@ def test_refusal_names_what_is_needed_and_the_budget(monkeypatch, network):
 def test_a_load_over_the_budget_starts_no_background_hierarchy(qtbot, window, network, monkeypatch):
     monkeypatch.setenv("ROUTELAB_MEMORY_BUDGET", "1M")
     window.session.background_hierarchy = True
+    shown = []            # every status message: the turn model's progress may follow it
+    window.statusBar().messageChanged.connect(shown.append)
     load_graph(qtbot, window, network)
     assert not window.engine.running("contract")
-    qtbot.waitUntil(lambda: "not built in the background" in window.statusBar().currentMessage())
+    qtbot.waitUntil(lambda: any("not built in the background" in m for m in shown))
     assert "not built in the background" in ch(window).panel.summary.text()
     with qtbot.waitSignal(routes(window).shown, timeout=60_000,
                           check_params_cb=lambda r: r is not None):

@@ -71,6 +71,23 @@ def test_bounds_never_exceed_the_costs_they_bound():
     assert checked > 0
 
 
+@pytest.mark.parametrize("decoder, seed", [("car-fastest", 40), ("delivery", 41)])
+def test_two_stage_search_between_top_cells_matches_the_oracle(decoder, seed):
+    """staged.py (s and t in different top cells: each cell explored alone, then an A*
+    over the top level) on a network with banned turns and many small top cells: every
+    cost equals the oracle's, every path is valid, and most pairs took that search."""
+    g = generate_road_network(12_000, seed=seed)
+    assert len(g.turn_restrictions) > 0
+    overlay, metric, query = crp_setup(g, decoder, levels=(4, 7, 9))
+    top = overlay.num_levels - 1
+    assert overlay.levels[top].num_cells >= 16
+    assert compare_with_oracle(g, overlay, metric, query, 15, 20, seed=seed) == 300
+    rng = np.random.default_rng(seed)
+    pairs = rng.integers(0, g.num_nodes, (300, 2))
+    apart = overlay.cell_of[top, pairs[:, 0]] != overlay.cell_of[top, pairs[:, 1]]
+    assert apart.mean() > 0.8
+
+
 def test_tables_built_together_equal_tables_built_one_by_one():
     """bounds.py builds every top cell's two tables at the first query, in parallel: each
     equals that table built alone, and a new metric builds them again."""

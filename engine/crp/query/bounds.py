@@ -70,7 +70,7 @@ class TopBounds:
         if not (self.done[0, t] and self.done[1, s]):
             self.build(shortcuts)
         return (self.lb[0, t], self.lb[1, s], self.cell_lb[0, t], self.cell_lb[1, s],
-                self.top_of_cell, self.top, *self._scratch)
+                self.top_of_cell, self.top, *self._scratch, self.base)
 
     def build(self, shortcuts) -> None:
         """Every table not built yet, in parallel (each output row is one task's own)."""

@@ -18,6 +18,7 @@ from engine.crp.query.query_space import query_space
 from engine.crp.metric import FORBIDDEN
 from engine.crp.customization.cell_metric import CostOverflow
 from engine.crp.query.search import bidirectional, clear, reaches
+from engine.crp.query.staged import staged
 from engine.crp.query.unpack import bottom_space, search_steps, tree_space, unpack_path
 from engine.core.arrays import huge
 from engine.core.paths import Unreachable, check_node, path_from_arcs, unreachable
@@ -61,6 +62,7 @@ class CrpQuery:
         self._node_cell = np.ascontiguousarray(
             (overlay.cell_of + q.cell_base[:, None]).T.astype(np.int32))
         self._bounds = TopBounds(overlay, q)
+        self._where = (q.head, self._node_cell)             # an arc's top cell (staged.py)
         self._levels_of = None                              # the last search's (for steps)
         # the last route's split, ms: top-level bound tables built for it (bounds.py,
         # on first use per top cell), the search, the unpacking (crp_query_scale bench)
@@ -141,10 +143,17 @@ class CrpQuery:
         t0 = time.perf_counter()
         bounds = self._bounds.get(cs, ct, self.shortcuts)
         t1 = time.perf_counter()
-        best, meet, nt = bidirectional(
-            sources, source_cost, targets, self._graph, self._cells, cs, ct, self.shortcuts,
-            self._dist, self._rec, self._touched, self._ntouched, self._heaps, bounds,
-            self._columns)
+        top = self._bounds.top
+        if top >= 0 and cs[top] != ct[top]:          # different top cells: in two stages
+            best, meet, nt = staged(
+                sources, source_cost, targets, self._graph, self._cells, cs, ct, self.shortcuts,
+                self._dist, self._rec, self._touched, self._ntouched, self._heaps, bounds,
+                self._columns, self._where)
+        else:
+            best, meet, nt = bidirectional(
+                sources, source_cost, targets, self._graph, self._cells, cs, ct, self.shortcuts,
+                self._dist, self._rec, self._touched, self._ntouched, self._heaps, bounds,
+                self._columns)
         t2 = time.perf_counter()
         self.last_ms = {"bounds": (t1 - t0) * 1e3, "search": (t2 - t1) * 1e3, "unpack": 0.0}
         self._ntouched, self._meet = nt, meet

@@ -27,6 +27,7 @@ from engine.core.paths import Unreachable, check_node, path_from_arcs, unreachab
 class CrpQuery:
     name = "crp"
     label = "CRP query"
+    two_stage = True     # s and t in different top cells: staged.py (False: search.py alone)
 
     def __init__(self, overlay, metric, space=None) -> None:
         """``space``: the overlay's query numbering when one is kept (the Customizer's),
@@ -144,7 +145,7 @@ class CrpQuery:
         bounds = self._bounds.get(cs, ct, self.shortcuts)
         t1 = time.perf_counter()
         top = self._bounds.top
-        if top >= 0 and cs[top] != ct[top]:          # different top cells: in two stages
+        if self.two_stage and top >= 0 and cs[top] != ct[top]:   # different top cells
             best, meet, nt = staged(
                 sources, source_cost, targets, self._graph, self._cells, cs, ct, self.shortcuts,
                 self._dist, self._rec, self._touched, self._ntouched, self._heaps, bounds,

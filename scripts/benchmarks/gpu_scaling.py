@@ -152,7 +152,7 @@ def overhead_fit(results: dict[int, dict]) -> tuple[float, float]:
                                                         for r in results[int(c)]["records"])
                       for c in k])
     if k.size < 2:
-        return float(extra.mean(initial=0.0)) if extra.size else 0.0, 0.0
+        return (float(extra.mean()) if extra.size else 0.0), 0.0
     b, a = np.polyfit(k, extra, 1)
     return float(a), float(b)
 

@@ -61,7 +61,7 @@ def _counting_order(tail, head, num_nodes):
             kept += 1
     for v in range(num_nodes):
         first[v + 1] += first[v]
-    order = np.empty(kept, np.int64)
+    order = np.empty(kept, np.int32)   # arc ids fit int32 (a graph's head array is int32)
     for i in range(tail.size):   # first[t] is the next free place of tail t
         t = tail[i]
         if t != head[i]:
@@ -146,7 +146,7 @@ def _gather_rows(first, values, order, new_first, out):
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def _inverse(order, m):
-    out = np.full(m, -1, np.int64)
+    out = np.full(m, -1, np.int32)
     for i in numba.prange(order.size):
         out[order[i]] = i
     return out
@@ -154,7 +154,7 @@ def _inverse(order, m):
 
 def new_of_old(order, m: int) -> np.ndarray:
     """Each given arc's new index (-1 for a dropped self loop); identity without order."""
-    return np.arange(m, dtype=np.int64) if order is None else _inverse(order, m)
+    return np.arange(m, dtype=np.int32) if order is None else _inverse(order, m)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)

@@ -95,7 +95,7 @@ def build_graph(path, read: WaysRead, report: OsmReport, progress, cancel) -> Ro
     is_node = np.zeros(unique_ids.size, dtype=bool)   # np.unique hashes: slow at scale
     is_node[ref_u[split]] = True
     del split
-    node_u = np.flatnonzero(is_node)
+    node_u = np.flatnonzero(is_node).astype(np.int32)   # graph nodes < 2^31
     del is_node
     node_of_u = np.full(unique_ids.size, -1, dtype=np.int32)   # graph nodes < 2^31
     node_of_u[node_u] = np.arange(node_u.size)
@@ -104,9 +104,14 @@ def build_graph(path, read: WaysRead, report: OsmReport, progress, cancel) -> Ro
     lon_p, lat_p = ref_lonlat(xy, ref_u)
     edges = _edges(a, b, way_of, node_of_u[ref_u[a]], node_of_u[ref_u[b]], lon_p, lat_p)
     del a, b, way_of, ref_u
-    arcs = _arcs(prof, edges, num_ways)
-    g_first, geometry = _arc_geometry(edges, arcs, lon_p, lat_p)
+    # the arcs' interior points first: the refs' coordinates (16 bytes a ref) go before
+    # the per-arc columns (33 bytes an arc) are made, which lowers the load's peak
+    arc_edge, is_fwd = _arc_selection(prof, edges)
+    g_first, geometry = arc_geometry(edges.a, edges.b, arc_edge, is_fwd, lon_p, lat_p)
     del lon_p, lat_p
+    edges.a = edges.b = None
+    arcs = _arcs(prof, edges, num_ways, arc_edge, is_fwd)
+    del arc_edge, is_fwd
 
     progress(0.85, f"resolving {len(read.restrictions)} turn restrictions")
     cancel.check()
@@ -271,27 +276,25 @@ def _way_speeds(prof, edges: _Edges, num_ways: int):
     return speed_f, speed_b
 
 
-def _arcs(prof, edges: _Edges, num_ways: int) -> _Arcs:
-    """The forward arc of every edge whose way allows it, then the backward ones
-    (node and way ids int32, lanes int8: the graph's dtypes, 34 bytes per arc)."""
+def _arc_selection(prof, edges: _Edges):
+    """(arc_edge, forward): the forward arc of every edge whose way allows it, then the
+    backward ones (edge indices int32)."""
+    edge_row = prof.row[edges.way]
+    fwd = np.flatnonzero((prof.table[:, _FWD] > 0)[edge_row]).astype(np.int32)
+    bwd = np.flatnonzero((prof.table[:, _BWD] > 0)[edge_row]).astype(np.int32)
+    return np.concatenate([fwd, bwd]), np.r_[np.ones(fwd.size, bool), np.zeros(bwd.size, bool)]
+
+
+def _arcs(prof, edges: _Edges, num_ways: int, arc_edge, is_fwd) -> _Arcs:
+    """The columns of the selected arcs (node and way ids int32, lanes int8: the
+    graph's dtypes, 34 bytes per arc)."""
     speed_f, speed_b = _way_speeds(prof, edges, num_ways)
     table, edge_row = prof.table, prof.row[edges.way]
-    fwd = np.flatnonzero((table[:, _FWD] > 0)[edge_row])
-    bwd = np.flatnonzero((table[:, _BWD] > 0)[edge_row])
-    arc_edge = np.r_[fwd, bwd]
-    is_fwd = np.r_[np.ones(fwd.size, bool), np.zeros(bwd.size, bool)]
-    del fwd, bwd
     tail, head, way, length, speed, lanes, row = arc_columns(
         arc_edge, is_fwd, edges.tail, edges.head, edges.way, edges.length, edge_row,
         speed_f, speed_b, table[:, _LANES_F].astype(np.int8), table[:, _LANES_B].astype(np.int8))
     return _Arcs(edge=arc_edge, forward=is_fwd, tail=tail, head=head, way=way, length=length,
                  speed=speed, lanes=lanes, row=row)
-
-
-def _arc_geometry(edges: _Edges, arcs: _Arcs, lon_p, lat_p):
-    """(geometry_first, geometry_lonlat): interior points, tail to head: a+1..b-1
-    forwards, b-1..a+1 backwards (engine.io.osm_arcs)."""
-    return arc_geometry(edges.a, edges.b, arcs.edge, arcs.forward, lon_p, lat_p)
 
 
 def _metrics(arcs: _Arcs) -> dict[str, np.ndarray]:

@@ -70,6 +70,21 @@ def _seed(arcs, cost, f, dist, rec, heap, touched, nt):
 
 
 @nb.njit(cache=True, _nrt=False)
+def start(sources, source_cost, targets, dist, rec, heaps, touched, nt_old):
+    """Forget the last search and seed both directions: (forward heap size, backward
+    heap size, touched, best, meeting arc), a source arc that is also a target met."""
+    clear(touched, nt_old, dist, rec)
+    nf, nt = _seed(sources, source_cost, 0, dist, rec, heaps[0], touched, 0)
+    nb_, nt = _seed(targets, source_cost, 1, dist, rec, heaps[1], touched, nt)
+    best, meet = FORBIDDEN, -1
+    for i in range(sources.size):
+        a = sources[i]
+        if dist[a, 0] != FORBIDDEN and dist[a, 1] != FORBIDDEN and dist[a, 0] + dist[a, 1] < best:
+            best, meet = dist[a, 0] + dist[a, 1], a
+    return nf, nb_, nt, best, meet
+
+
+@nb.njit(cache=True, _nrt=False)
 def bidirectional(sources, source_cost, targets, graph, cells, cs, ct, shortcuts, dist, rec,
                   touched, nt_old, heaps, bounds, columns):
     """Best cost and meeting arc (-1 when none), and how many arcs the search touched
@@ -79,14 +94,8 @@ def bidirectional(sources, source_cost, targets, graph, cells, cs, ct, shortcuts
     the top level, top_upper's scratch); columns: (the matrices column-major, a
     flag per cell whether its columns are filled, clique_first), see _column."""
     hf, hb = heaps
-    clear(touched, nt_old, dist, rec)
-    nf, nt = _seed(sources, source_cost, 0, dist, rec, hf, touched, 0)
-    nb_, nt = _seed(targets, source_cost, 1, dist, rec, hb, touched, nt)
-    best, meet = FORBIDDEN, -1
-    for i in range(sources.size):
-        a = sources[i]
-        if dist[a, 0] != FORBIDDEN and dist[a, 1] != FORBIDDEN and dist[a, 0] + dist[a, 1] < best:
-            best, meet = dist[a, 0] + dist[a, 1], a
+    nf, nb_, nt, best, meet = start(sources, source_cost, targets, dist, rec, heaps, touched,
+                                    nt_old)
     lb_t, lb_s = bounds[0], bounds[1]
     btop = lb_t.size
     near_t = near_s = -1      # cost from the target's top cell's nearest entry to t, once known

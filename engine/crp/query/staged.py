@@ -34,7 +34,7 @@ from __future__ import annotations
 import numba as nb
 
 from engine.crp.metric import FORBIDDEN
-from engine.crp.query.search import _seed, _settle, clear, free_level
+from engine.crp.query.search import _settle, free_level, start
 from engine.core.heaps import (
     packed_forget as forget, packed_pop as pop, packed_push_or_decrease as push_or_decrease,
 )
@@ -51,29 +51,14 @@ def staged(sources, source_cost, targets, graph, cells, cs, ct, shortcuts, dist,
     S, T = cs[top], ct[top]
     head_rec, tail_rec = cells[1], cells[2]
     arc_level = graph[6]
-    clear(touched, nt_old, dist, rec)
-    nf, nt = _seed(sources, source_cost, 0, dist, rec, hf, touched, 0)
-    nb_, nt = _seed(targets, source_cost, 1, dist, rec, hb, touched, nt)
-    best, meet = FORBIDDEN, -1
-    for i in range(sources.size):
-        a = sources[i]
-        if dist[a, 0] != FORBIDDEN and dist[a, 1] != FORBIDDEN and dist[a, 0] + dist[a, 1] < best:
-            best, meet = dist[a, 0] + dist[a, 1], a
+    nf, nb_, nt, best, meet = start(sources, source_cost, targets, dist, rec, heaps, touched,
+                                    nt_old)
     # 1. inside S (forward) and inside T (backward), each to exhaustion
-    while nf > 0:
-        x = hf[0] & 0xFFFFFFFF
-        if arc_level[x] > top and head_rec[x, top, 0] != S:      # leaves S: parked
-            _, x, nf = pop(hf, rec, 2, nf)
-        else:
-            nf, nt, best, meet = _settle(0, graph, cells, cs, ct, shortcuts, dist, rec, touched,
-                                         nt, hf, nf, best, meet, bounds, 0, columns)
-    while nb_ > 0:
-        x = hb[0] & 0xFFFFFFFF
-        if arc_level[x] > top and tail_rec[x, top, 0] != T:      # enters T: parked
-            _, x, nb_ = pop(hb, rec, 3, nb_)
-        else:
-            nb_, nt, best, meet = _settle(1, graph, cells, cs, ct, shortcuts, dist, rec, touched,
-                                          nt, hb, nb_, best, meet, bounds, 0, columns)
+    nt, best, meet = _inside(0, S, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, hf,
+                             nf, best, meet, bounds, columns)
+    nt, best, meet = _inside(1, T, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, hb,
+                             nb_, best, meet, bounds, columns)
+    nf = 0
     # 2. across: the A* from the arcs that left S
     rest, leave_t = _rests(touched, nt, dist, arc_level, top, tail_rec, T, bounds, cells)
     if rest >= FORBIDDEN:              # nothing enters T from outside: best is final
@@ -90,6 +75,24 @@ def staged(sources, source_cost, targets, graph, cells, cs, ct, shortcuts, dist,
                                      hf, nf, best, meet, bounds, rest, leave_t, where)
     forget(hf, rec, 2, nf)
     return best, meet, nt
+
+
+@nb.njit(cache=True, _nrt=False)
+def _inside(f, own, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, heap, size, best,
+            meet, bounds, columns):
+    """One search to exhaustion inside its top cell ``own`` (f = 0: forward in S, the
+    arcs that leave S parked; f = 1: backward in T, the arcs that enter T parked):
+    (touched, best, meeting arc); parked arcs keep their cost, out of the heap."""
+    top, arc_level = bounds[5], graph[6]
+    ends = cells[1] if f == 0 else cells[2]           # head cells forward, tail cells back
+    while size > 0:
+        x = heap[0] & 0xFFFFFFFF
+        if arc_level[x] > top and ends[x, top, 0] != own:
+            _, x, size = pop(heap, rec, 2 + f, size)
+        else:
+            size, nt, best, meet = _settle(f, graph, cells, cs, ct, shortcuts, dist, rec, touched,
+                                           nt, heap, size, best, meet, bounds, 0, columns)
+    return nt, best, meet
 
 
 @nb.njit(cache=True, _nrt=False)

@@ -150,18 +150,12 @@ class Workspace:
         and warmed up. Where turns matter the turn model and its router (1 M road nodes:
         about 4 s and 0.7 GB) are left to the prepare job (engine.capabilities.prepare)
         or the first route, and only their code is compiled now, on a tiny network."""
+        from engine.model.hierarchy import turns_matter
         name = self.graph.metric_of(metric).name
-        if not self._needs_turn_model(name):
+        if not turns_matter(self.graph, name):
             self.router(name)
         elif not self.one_shot:
             compile_turn_aware_router(self.backend)
-
-    def _needs_turn_model(self, metric: str) -> bool:
-        """Whether ``metric``'s routes run on a turn model, known without building one."""
-        from engine.model.defaults import default_decoder, needs_turns, turns_change_nothing
-        if turns_change_nothing(self.graph, metric):
-            return False
-        return needs_turns(self.graph, default_decoder(self.graph, metric))
 
     def _scipy_exact(self, metric: str) -> bool:
         from engine.routing.scipy_dijkstra import exact_in_float
@@ -382,16 +376,17 @@ class Workspace:
 
 
 WARM_UP_NODES = 400        # a generated network this small builds its turn model in ms
-_compiled: set = set()     # what compile_turn_aware_router has compiled in this process
+_turn_router_compiled = False     # compile_turn_aware_router ran in this process
 
 
 def compile_turn_aware_router(backend) -> None:
     """Compile (or load from Numba's cache) the turn model's build and the turn-aware
     router by routing once on a tiny generated network (it has banned turns); once per
     process."""
-    if "turn-aware router" in _compiled:
+    global _turn_router_compiled
+    if _turn_router_compiled:
         return
     from engine.generate.network import generate_road_network
     tiny = Workspace(generate_road_network(WARM_UP_NODES, seed=1), backend)
     tiny.router(tiny.graph.default_metric)
-    _compiled.add("turn-aware router")
+    _turn_router_compiled = True

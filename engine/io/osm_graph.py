@@ -106,12 +106,13 @@ def build_graph(path, read: WaysRead, report: OsmReport, progress, cancel) -> Ro
     del a, b, way_of, ref_u
     # the arcs' interior points first: the refs' coordinates (16 bytes a ref) go before
     # the per-arc columns (33 bytes an arc) are made, which lowers the load's peak
-    arc_edge, is_fwd = _arc_selection(prof, edges)
+    edge_row = prof.row[edges.way]
+    arc_edge, is_fwd = _arc_selection(prof, edge_row)
     g_first, geometry = arc_geometry(edges.a, edges.b, arc_edge, is_fwd, lon_p, lat_p)
     del lon_p, lat_p
     edges.a = edges.b = None
-    arcs = _arcs(prof, edges, num_ways, arc_edge, is_fwd)
-    del arc_edge, is_fwd
+    arcs = _arcs(prof, edges, num_ways, arc_edge, is_fwd, edge_row)
+    del arc_edge, is_fwd, edge_row
 
     progress(0.85, f"resolving {len(read.restrictions)} turn restrictions")
     cancel.check()
@@ -276,20 +277,19 @@ def _way_speeds(prof, edges: _Edges, num_ways: int):
     return speed_f, speed_b
 
 
-def _arc_selection(prof, edges: _Edges):
+def _arc_selection(prof, edge_row):
     """(arc_edge, forward): the forward arc of every edge whose way allows it, then the
-    backward ones (edge indices int32)."""
-    edge_row = prof.row[edges.way]
+    backward ones (edge indices int32); ``edge_row``: each edge's profile row."""
     fwd = np.flatnonzero((prof.table[:, _FWD] > 0)[edge_row]).astype(np.int32)
     bwd = np.flatnonzero((prof.table[:, _BWD] > 0)[edge_row]).astype(np.int32)
     return np.concatenate([fwd, bwd]), np.r_[np.ones(fwd.size, bool), np.zeros(bwd.size, bool)]
 
 
-def _arcs(prof, edges: _Edges, num_ways: int, arc_edge, is_fwd) -> _Arcs:
+def _arcs(prof, edges: _Edges, num_ways: int, arc_edge, is_fwd, edge_row) -> _Arcs:
     """The columns of the selected arcs (node and way ids int32, lanes int8: the
     graph's dtypes, 34 bytes per arc)."""
     speed_f, speed_b = _way_speeds(prof, edges, num_ways)
-    table, edge_row = prof.table, prof.row[edges.way]
+    table = prof.table
     tail, head, way, length, speed, lanes, row = arc_columns(
         arc_edge, is_fwd, edges.tail, edges.head, edges.way, edges.length, edge_row,
         speed_f, speed_b, table[:, _LANES_F].astype(np.int8), table[:, _LANES_B].astype(np.int8))

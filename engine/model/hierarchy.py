@@ -40,8 +40,11 @@ def road_node_level(hierarchy, graph) -> np.ndarray:
 
 
 def turns_matter(graph, metric: str | None = None) -> bool:
-    """Whether routes on ``metric`` need the turn model (restrictions or turn costs)."""
-    from engine.model.defaults import default_decoder, needs_turns
+    """Whether routes on ``metric`` need the turn model (restrictions or turn costs);
+    where the answer is known without building the default decoder, no decoder is built."""
+    from engine.model.defaults import default_decoder, needs_turns, turns_change_nothing
+    if turns_change_nothing(graph, metric):
+        return False
     return needs_turns(graph, default_decoder(graph, metric))
 
 

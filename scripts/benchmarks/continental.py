@@ -136,8 +136,7 @@ def stage_crp() -> dict:
         results = gpu_scaling.measure(overlay, decoder, microcode, counts, emit=emit)
         for k, r in results.items():
             out[f"records {k}"] = r["records"]
-        out["scaling"] = gpu_scaling.scaling_rows(overlay, "24 M" if NODES == 24_000_000
-                                                  else f"{NODES:,} nodes", results)
+        out["scaling"] = gpu_scaling.scaling_rows(overlay, f"{NODES:,} nodes", results)
         metric, space = results[1]["metric"], results[1]["query_space"]
     else:
         c = Customizer(overlay, microcode=microcode)

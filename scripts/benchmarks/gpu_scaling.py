@@ -89,20 +89,26 @@ def _split(customizer) -> dict | None:
         return None
     plan = customizer.gpu.plan
     return {"level": plan.split_level, "cells": np.diff(plan.cuts[-1]).tolist(),
-            "work": (plan.work / max(plan.work.sum(), 1)).round(3).tolist()}
+            "work": _shares(plan)}
+
+
+def _shares(plan) -> list[float]:
+    """Each part's share of the estimated work below and at the split level."""
+    return (plan.work / max(plan.work.sum(), 1)).round(3).tolist()
 
 
 def level_ms(record: dict) -> float:
     return sum(v for k, v in record["ms"].items() if k != "gather")
 
 
-def model(overlay, one_gpu_records, k: int, gather_ms: float = 0.0) -> float:
-    """Predicted levels' time on ``k`` GPUs (see the module's docstring)."""
-    from engine.crp.customization.cell_ranges import ancestors, cell_work, parent_cells, plan_split
+def model(overlay, one_gpu_records, plan, gather_ms: float = 0.0) -> float:
+    """Predicted levels' time under ``plan`` (cell_ranges.plan_split for that many GPUs;
+    None: one GPU); see the module's docstring."""
+    from engine.crp.customization.cell_ranges import ancestors, cell_work, parent_cells
     times = [level_ms(r) for r in one_gpu_records]
-    if k == 1:
+    if plan is None:
         return sum(times)
-    plan = plan_split(overlay, k)
+    k = plan.parts
     parents = parent_cells(overlay)
     total = 0.0
     for level, t in enumerate(times):
@@ -124,15 +130,18 @@ def scaling_rows(overlay, label: str, results: dict[int, dict]) -> list[list[str
     base = one["total_ms"]
     gathers = [_gather(r["records"]) for r in results.values()]
     gather = max(gathers, default=0.0)
+    from engine.crp.customization.cell_ranges import plan_split
     a, b = overhead_fit(results)
     rows = []
     for k in COUNTS:
-        predicted = model(overlay, one["records"], k, gather) + a + b * k
+        plan = plan_split(overlay, k) if k > 1 else None
+        predicted = model(overlay, one["records"], plan, gather) + a + b * k
         if k not in results:
             speedup = base / predicted if predicted > 0 else float("nan")
             rows.append([label, f"{k}", f"{predicted:.2f} ms (model)",
                          f"{speedup:.2f}x", f"{speedup / k:.0%}", "not run",
-                         f"modelled: no {k}-GPU machine lent; {_plan_text(overlay, k)}; "
+                         f"modelled: no {k}-GPU machine lent; split at level "
+                         f"{plan.split_level}, work shares {_shares(plan)}; "
                          f"host overhead {a + b * k:.2f} ms of it (fit {a:.2f} + {b:.2f} x GPUs)"])
             continue
         r = results[k]
@@ -148,7 +157,7 @@ def overhead_fit(results: dict[int, dict]) -> tuple[float, float]:
     """(a, b): the run's time beyond the sum of its levels' (slowest GPU each) as
     a + b x GPUs, least squares over the counts that ran (b = 0 with one count)."""
     k = np.array(sorted(results), dtype=float)
-    extra = np.array([results[int(c)]["total_ms"] - sum(level_ms(r) + r["ms"].get("gather", 0.0)
+    extra = np.array([results[int(c)]["total_ms"] - sum(sum(r["ms"].values())
                                                         for r in results[int(c)]["records"])
                       for c in k])
     if k.size < 2:
@@ -170,13 +179,6 @@ def _levels_text(r: dict) -> str:
     split = r["split"]
     where = (f"; split at level {split['level']}, work shares {split['work']}" if split else "")
     return "levels [" + ", ".join(parts) + "] ms" + where
-
-
-def _plan_text(overlay, k: int) -> str:
-    from engine.crp.customization.cell_ranges import plan_split
-    plan = plan_split(overlay, k)
-    return (f"split at level {plan.split_level}, work shares "
-            f"{(plan.work / max(plan.work.sum(), 1)).round(3).tolist()}")
 
 
 HEADER = ["graph", "GPUs", "customization", "speed-up", "efficiency", "device", "notes"]

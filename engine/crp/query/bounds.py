@@ -28,6 +28,8 @@ by one on the queries that first need them made most queries at 24 M pay two.
 """
 from __future__ import annotations
 
+import time
+
 import numba as nb
 import numpy as np
 
@@ -74,7 +76,6 @@ class TopBounds:
 
     def build(self, shortcuts) -> None:
         """Every table not built yet, in parallel (each output row is one task's own)."""
-        import time
         todo = np.argwhere(~self.done).astype(np.int64)
         if todo.size == 0:
             return

@@ -65,8 +65,8 @@ class CrpQuery:
         self._bounds = TopBounds(overlay, q)
         self._where = (q.head, self._node_cell)             # an arc's top cell (staged.py)
         self._levels_of = None                              # the last search's (for steps)
-        # the last route's split, ms: top-level bound tables built for it (bounds.py,
-        # on first use per top cell), the search, the unpacking (crp_query_scale bench)
+        # the last route's split, ms: the top-level bound tables (bounds.py: all built
+        # by the first route after a metric), the search, the unpacking
         self.last_ms = {"bounds": 0.0, "search": 0.0, "unpack": 0.0}
         self._meet = -1                                     # the last search's meeting arc
 
@@ -144,17 +144,14 @@ class CrpQuery:
         t0 = time.perf_counter()
         bounds = self._bounds.get(cs, ct, self.shortcuts)
         t1 = time.perf_counter()
-        top = self._bounds.top
-        if self.two_stage and top >= 0 and cs[top] != ct[top]:   # different top cells
-            best, meet, nt = staged(
-                sources, source_cost, targets, self._graph, self._cells, cs, ct, self.shortcuts,
-                self._dist, self._rec, self._touched, self._ntouched, self._heaps, bounds,
-                self._columns, self._where)
-        else:
-            best, meet, nt = bidirectional(
-                sources, source_cost, targets, self._graph, self._cells, cs, ct, self.shortcuts,
+        args = (sources, source_cost, targets, self._graph, self._cells, cs, ct, self.shortcuts,
                 self._dist, self._rec, self._touched, self._ntouched, self._heaps, bounds,
                 self._columns)
+        top = self._bounds.top
+        if self.two_stage and top >= 0 and cs[top] != ct[top]:   # different top cells
+            best, meet, nt = staged(*args, self._where)
+        else:
+            best, meet, nt = bidirectional(*args)
         t2 = time.perf_counter()
         self.last_ms = {"bounds": (t1 - t0) * 1e3, "search": (t2 - t1) * 1e3, "unpack": 0.0}
         self._ntouched, self._meet = nt, meet

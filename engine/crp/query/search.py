@@ -174,14 +174,14 @@ def _settle(f, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, heap, si
                 y = ends[lo + j]
                 v = lbv[y] if y < btop else lbx
                 if v < 0 or nd + v + rest < best:
-                    size, nt, best, meet = _relax(y, nd, x, f, dist, rec, heap, size, touched, nt,
+                    size, nt, best, meet = _relax(y, nd, nd, x, f, dist, rec, heap, size, touched, nt,
                                                   best, meet)
     else:
         for k in range(first[x], first[x + 1]):
             t = k if f == 0 else turn_in[k]
             nd = d + turn_weight[t]
             if nd < best:
-                size, nt, best, meet = _relax(turn_end[t], nd, x, f, dist, rec, heap, size, touched,
+                size, nt, best, meet = _relax(turn_end[t], nd, nd, x, f, dist, rec, heap, size, touched,
                                               nt, best, meet)
     return size, nt, best, meet
 
@@ -207,9 +207,11 @@ def _column(cb, base, shortcuts, entry_first, exit_first, columns):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _relax(y, nd, x, f, dist, rec, heap, size, touched, nt, best, meet):
-    """Callers pass only nd < best: nothing reached at best or more can improve on it
-    (costs are >= 0), and best <= FORBIDDEN, so that test drops forbidden moves too."""
+def _relax(y, nd, key, x, f, dist, rec, heap, size, touched, nt, best, meet):
+    """Arc y reached at cost nd from x, queued with ``key`` (nd for Dijkstra, nd plus a
+    lower bound for staged.py's A*) unless that cannot beat the best path. Callers pass
+    only nd < best: nothing reached at best or more can improve on it (costs are >= 0),
+    and best <= FORBIDDEN, so that test drops forbidden moves too."""
     if nd < dist[y, f]:
         other = dist[y, 1 - f]
         if other == FORBIDDEN and dist[y, f] == FORBIDDEN:
@@ -217,7 +219,8 @@ def _relax(y, nd, x, f, dist, rec, heap, size, touched, nt, best, meet):
             nt += 1
         dist[y, f] = nd
         rec[y, f] = x
-        size = push_or_decrease(heap, rec, 2 + f, size, nd, y)
+        if key < best:
+            size = push_or_decrease(heap, rec, 2 + f, size, key, y)
         if other != FORBIDDEN and nd + other < best:
             best = nd + other
             meet = y

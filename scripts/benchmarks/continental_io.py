@@ -5,7 +5,8 @@ every peak RSS is that step's own.
     ROUTELAB_BENCH_CONTINENTAL=24000000 python scripts/bench.py --only continental_io
 
 N defaults to 1 M; the files go to ROUTELAB_BENCH_DIR (default: a temporary folder,
-removed afterwards; 24 M nodes take about 7 GB of disk). It runs where PySide6 and
+removed afterwards; 24 M nodes take about 7 GB of disk). ROUTELAB_BENCH_FORMATS (say
+``pbf``) names the formats to write and load, all three (rlg,dimacs,pbf) by default. It runs where PySide6 and
 shapely are absent; without osmium (the GPU host) the PBF rows say so.
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 from pathlib import Path
 
 NODES = int(float(os.environ.get("ROUTELAB_BENCH_CONTINENTAL", 1_000_000)))
+FORMATS = os.environ.get("ROUTELAB_BENCH_FORMATS", "rlg,dimacs,pbf").split(",")
 HERE = Path(__file__).resolve()
 
 
@@ -55,6 +57,8 @@ def probe_write(nodes: int, folder: str) -> dict:
     except ImportError:
         out["files"]["pbf"] = None
     for name, write in steps:
+        if name not in FORMATS:
+            continue
         t, c = time.perf_counter(), time.process_time()
         paths = write()
         out["files"][name] = {"seconds": time.perf_counter() - t, "cpu_s": time.process_time() - c,
@@ -111,6 +115,7 @@ def _rows(folder: str, budget: int) -> tuple[list[str], list[list[str]]]:
     rows = [["generate (in memory)", size, f"{w['generate_s']:.1f} s (CPU {w['generate_cpu_s']:.1f} s)",
              "", _gb(w["generate_rss"]), ""]]
     names = {"rlg": ".rlg", "dimacs": "DIMACS -d/-t .gr + .co", "pbf": ".osm.pbf"}
+    names = {k: v for k, v in names.items() if k in FORMATS}
     for key, label in names.items():
         f = w["files"][key]
         if f is None:

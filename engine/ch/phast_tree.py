@@ -30,12 +30,14 @@ class PhastTree:
     int32 (-1 for the source and unreached nodes), arrays of the backend the tree owns."""
 
     def __init__(self, graph, metric: str, source: int, dist, parent_arc, tail, backend,
-                 compute_ms: float = 0.0, level_ms: dict | None = None) -> None:
+                 compute_ms: float = 0.0, level_ms: dict | None = None,
+                 step_ms: dict | None = None) -> None:
         self.graph, self.metric, self.source = graph, metric, int(source)
         self.dist, self.parent_arc, self.tail = dist, parent_arc, tail
         self.backend = backend
         self.compute_ms = compute_ms
         self.level_ms = level_ms
+        self.step_ms = step_ms or {}     # compute_ms by step: distances, parents
 
     @property
     def xp(self):

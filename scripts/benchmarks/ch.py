@@ -308,8 +308,8 @@ def bench_phast_scale() -> tuple[list[str], list[list[str]]]:
     query = phast.PhastQuery(h, backend)
     factor = unit_of(g.metric_units, "travel_time").axis()[0]
     sources = [int(s) for s in np.random.default_rng(11).integers(0, g.num_nodes, 10)]
-    rows = {k: [] for k in ("compute", "before", "now", "bins", "window", "answer", "distance",
-                            "path")}
+    rows = {k: [] for k in ("compute", "distances", "parents", "before", "now", "bins", "window",
+                            "answer", "distance", "path")}
     arcs = []
     for s in [sources[0]] + sources:                  # the first is a warm-up
         t0 = time.perf_counter()
@@ -329,7 +329,8 @@ def bench_phast_scale() -> tuple[list[str], list[list[str]]]:
         _, dist_s = timed(kept.distance, target)
         path, path_s = timed(kept.path, target)
         arcs.append(path.num_arcs)
-        for k, v in (("compute", kept.compute_ms), ("before", before * 1e3), ("now", now * 1e3),
+        for k, v in (("compute", kept.compute_ms), ("distances", kept.step_ms["distances"]),
+                     ("parents", kept.step_ms["parents"]), ("before", before * 1e3), ("now", now * 1e3),
                      ("bins", bins_s * 1e3), ("window", window_ms), ("answer", answer_ms),
                      ("distance", dist_s * 1e3),
                      ("path", path_s * 1e3)):
@@ -339,6 +340,9 @@ def bench_phast_scale() -> tuple[list[str], list[list[str]]]:
     med = statistics.median
     notes = {"compute": f"{h.num_levels} levels; generate {gen_s:.1f} s, contract {ch_s:.1f} s; "
                         f"{wrong} wrong nodes vs SciPy",
+             "distances": "up search, core, downward sweep (a thread per node pulls), "
+                          "and the copy that keeps the tree",
+             "parents": "the least tight original arc per node (engine/sssp/parents.py)",
              "before": "16 B/node: pageable uint64 + int32 copies, -1 and parents made on the host",
              "now": "16 B/node: int64 view, parents on the device, pinned host buffers",
              "bins": "1 B/node: bodies (sort) + edges + node bins on the device, pinned copy",
@@ -346,7 +350,8 @@ def bench_phast_scale() -> tuple[list[str], list[list[str]]]:
              "answer": "compute + bins + whole tree: the tree job's answer to the window today "
                        "(hover and paths read the host tree)",
              "distance": "8 bytes copied", "path": f"walked on the device; median {med(arcs):.0f} arcs"}
-    names = {"compute": "tree compute", "before": "whole tree to host, before",
+    names = {"compute": "tree compute", "distances": "  distances", "parents": "  parents",
+             "before": "whole tree to host, before",
              "now": "whole tree to host, now", "bins": "colour bins to host",
              "window": "window's result on the host", "answer": "tree answer with the whole tree",
              "distance": "one distance",

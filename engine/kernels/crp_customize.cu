@@ -185,9 +185,10 @@ extern "C" __global__ void bf_global_collect(const long long* __restrict__ cliqu
 // Level l > 0 as min-plus products (engine.crp.customization.layout.minplus_layout). A
 // cell's rows are its subcells' entries, slot by slot, then its exits; a row holds
 // one distance per entry of the block's batch. In a round, every slot whose rows
-// changed multiplies them by its subcell's matrix in S_{l-1} (read in place: no
-// mapping) and each column keeps the smaller value in the row it leads to (one
-// writer per row). Each thread computes KT entries x TJ columns, so a loaded weight
+// changed multiplies the rows that changed in the round before (a bit per row: rows
+// unchanged since their last product add nothing, so the work follows the frontier,
+// as in near-far, not rounds x rows) by its subcell's matrix in S_{l-1} (read in
+// place: no mapping), and each column keeps the smaller value in the row it leads to. Each thread computes KT entries x TJ columns, so a loaded weight
 // serves KT sums and a loaded distance TJ. Sums are unsigned: two values <= 2^31-1
 // never wrap, and a sum >= FORBIDDEN is "no way"; an overflow (a finite sum >=
 // FORBIDDEN on the final rows) is ruled out by max row + max weight < FORBIDDEN,
@@ -215,7 +216,13 @@ struct Slots {          // per slot of the block's cell, in shared memory
     int* nout;          // columns (its exits)
     int* exit;          // its first exit in the level below's exit list
     int* task_first;    // [slots + 1] tasks of this round
+    unsigned* now;      // a bit per row: changed in the round before (read this round)
+    unsigned* next;     // a bit per row: changed in this round
 };
+
+__device__ __forceinline__ bool row_bit(const unsigned* bits, int row) {
+    return (bits[row >> 5] >> (row & 31)) & 1u;
+}
 
 template <int KT>
 __device__ __forceinline__ void minplus_task(int t, int s, const Slots& sl, int* D, int stride,
@@ -227,13 +234,15 @@ __device__ __forceinline__ void minplus_task(int t, int s, const Slots& sl, int*
     const int kt = local / ntj, j0 = (local - kt * ntj) * TJ, k0 = kt * KT;
     const int nin = sl.nin[s], jn = min(TJ, nout - j0);
     const int* w = W + sl.weights[s] + j0;
-    const int* d = D + sl.row[s] * stride + k0;
+    const int row0 = sl.row[s];
+    const int* d = D + row0 * stride + k0;
     unsigned acc[KT][TJ];
 #pragma unroll
     for (int a = 0; a < KT; ++a)
 #pragma unroll
         for (int b = 0; b < TJ; ++b) acc[a][b] = FORBIDDEN;
     for (int i = 0; i < nin; ++i, d += stride, w += nout) {
+        if (!row_bit(sl.now, row0 + i)) continue;  // multiplied since its last change
         unsigned dv[KT], all = FORBIDDEN;
 #pragma unroll
         for (int a = 0; a < KT; a += 4) {
@@ -254,16 +263,22 @@ __device__ __forceinline__ void minplus_task(int t, int s, const Slots& sl, int*
 #pragma unroll
     for (int b = 0; b < TJ; ++b) {
         if (b >= jn) break;
-        int* dst = D + exit_row[x0 + b] * stride + k0;
+        const int r = exit_row[x0 + b];
+        int* dst = D + r * stride + k0;
         const int g = exit_slot[x0 + b];
+        bool improved = false;
 #pragma unroll
         for (int a = 0; a < KT; ++a) {
             unsigned v = min(acc[a][b], (unsigned)FORBIDDEN);
             if (k0 + a < nb && v < (unsigned)dst[a]) {
                 dst[a] = (int)v;
-                changed = 1;
-                if (g >= 0) marks |= 1ULL << g;
+                improved = true;
             }
+        }
+        if (improved) {
+            changed = 1;
+            if (g >= 0) marks |= 1ULL << g;
+            atomicOr(sl.next + (r >> 5), 1u << (r & 31));
         }
     }
 }
@@ -315,7 +330,11 @@ __device__ void bf_minplus(const int* __restrict__ block_cell, const int* __rest
     sl.nout = sl.nin + max_slots;
     sl.exit = sl.nout + max_slots;
     sl.task_first = sl.exit + max_slots;
+    const int words = (nv + 31) >> 5;
+    sl.now = reinterpret_cast<unsigned*>(sl.task_first + max_slots + 1);
+    sl.next = sl.now + words;
     for (int p = threadIdx.x; p < nv * stride; p += blockDim.x) D[p] = FORBIDDEN;
+    for (int p = threadIdx.x; p < 2 * words; p += blockDim.x) sl.now[p] = 0;
     for (int s = threadIdx.x; s < ns; s += blockDim.x) {
         const int a = slot_cell[s0 + s];
         sl.weights[s] = below_clique_first[a];
@@ -327,8 +346,9 @@ __device__ void bf_minplus(const int* __restrict__ block_cell, const int* __rest
     if (threadIdx.x == 0) { dirty = 0; row_max = 0; }
     __syncthreads();
     for (int k = threadIdx.x; k < nb; k += blockDim.x) {             // injection
-        const int x = entry_first[c] + e0 + k, g = entry_slot[x];
-        D[entry_row[x] * stride + k] = 0;
+        const int x = entry_first[c] + e0 + k, g = entry_slot[x], r = entry_row[x];
+        D[r * stride + k] = 0;
+        atomicOr(sl.now + (r >> 5), 1u << (r & 31));
         if (g >= 0) atomicOr(&dirty, 1ULL << g);
     }
     __syncthreads();
@@ -359,6 +379,11 @@ __device__ void bf_minplus(const int* __restrict__ block_cell, const int* __rest
         }
         if (marks) atomicOr(&dirty, marks);
         changed = __syncthreads_or(changed);
+        for (int p = threadIdx.x; p < words; p += blockDim.x) {   // next round's rows
+            sl.now[p] = sl.next[p];
+            sl.next[p] = 0;
+        }
+        __syncthreads();
         ++rounds;
     } while (changed);
     unsigned mx = 0;                 // overflow: bound first, exact test if it fails

@@ -230,7 +230,9 @@ class MinplusLevel(LevelVariant):
         super().__init__(backend, topo, reverse, options)
         xp, t = backend.xp, topo
         lay = _minplus_layout(overlay, t.level)
-        per_slot = 7 * lay.max_slots + 1
+        # the slots' table, then two bit sets of rows (changed before / in this round)
+        words = (int(np.diff(t.vertex_first).max(initial=0)) + 31) // 32
+        per_slot = 7 * lay.max_slots + 1 + 2 * words
         most = min(options.get("minplus_shared_ints", MINPLUS_SHARED_INTS),
                    backend.shared_memory_per_block() // 4 - 16)
         batch, stride = layout.minplus_batch(t.vertex_first, t.entry_first, t.exit_first,

@@ -218,6 +218,7 @@ struct Slots {          // per slot of the block's cell, in shared memory
     int* task_first;    // [slots + 1] tasks of this round
     unsigned* now;      // a bit per row: changed in the round before (read this round)
     unsigned* next;     // a bit per row: changed in this round
+    int every_row;      // 1: multiply every row of a changed slot (the rule before)
 };
 
 __device__ __forceinline__ bool row_bit(const unsigned* bits, int row) {
@@ -242,7 +243,7 @@ __device__ __forceinline__ void minplus_task(int t, int s, const Slots& sl, int*
 #pragma unroll
         for (int b = 0; b < TJ; ++b) acc[a][b] = FORBIDDEN;
     for (int i = 0; i < nin; ++i, d += stride, w += nout) {
-        if (!row_bit(sl.now, row0 + i)) continue;  // multiplied since its last change
+        if (!sl.every_row && !row_bit(sl.now, row0 + i)) continue;  // no change since its product
         unsigned dv[KT], all = FORBIDDEN;
 #pragma unroll
         for (int a = 0; a < KT; a += 4) {
@@ -313,8 +314,8 @@ __device__ void bf_minplus(const int* __restrict__ block_cell, const int* __rest
                            const signed char* __restrict__ exit_slot,
                            const int* __restrict__ entry_row,
                            const signed char* __restrict__ entry_slot,
-                           int batch, int stride, int max_slots, const int* __restrict__ W,
-                           int* __restrict__ S, int* stats) {
+                           int batch, int stride, int max_slots, int every_row,
+                           const int* __restrict__ W, int* __restrict__ S, int* stats) {
     extern __shared__ __align__(16) int smem[];
     __shared__ unsigned long long dirty;
     __shared__ unsigned row_max;
@@ -333,6 +334,7 @@ __device__ void bf_minplus(const int* __restrict__ block_cell, const int* __rest
     const int words = (nv + 31) >> 5;
     sl.now = reinterpret_cast<unsigned*>(sl.task_first + max_slots + 1);
     sl.next = sl.now + words;
+    sl.every_row = every_row;
     for (int p = threadIdx.x; p < nv * stride; p += blockDim.x) D[p] = FORBIDDEN;
     for (int p = threadIdx.x; p < 2 * words; p += blockDim.x) sl.now[p] = 0;
     for (int s = threadIdx.x; s < ns; s += blockDim.x) {
@@ -410,11 +412,12 @@ extern "C" __global__ void NAME(                                                
         const int* below_entry_first, const int* below_exit_first,                           \
         const long long* below_clique_first, const int* exit_row,                            \
         const signed char* exit_slot, const int* entry_row, const signed char* entry_slot,   \
-        int batch, int stride, int max_slots, const int* W, int* S, int* stats) {            \
+        int batch, int stride, int max_slots, int every_row, const int* W, int* S,           \
+        int* stats) {                                                                        \
     bf_minplus<KT>(block_cell, block_entry, vertex_first, entry_first, exit_first,           \
                    clique_first, slot_first, slot_cell, slot_row, below_entry_first,         \
                    below_exit_first, below_clique_first, exit_row, exit_slot, entry_row,     \
-                   entry_slot, batch, stride, max_slots, W, S, stats);                       \
+                   entry_slot, batch, stride, max_slots, every_row, W, S, stats);            \
 }
 MINPLUS_ENTRY(bf_minplus_k4, 4)
 MINPLUS_ENTRY(bf_minplus_k8, 8)

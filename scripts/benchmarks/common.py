@@ -21,7 +21,8 @@ def child_json(script: Path, *args: str, timeout: float = 3600) -> dict:
     object on its last line of output. RuntimeError with its error output otherwise."""
     import json
     import subprocess
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    kept = os.environ.get("PYTHONPATH")          # e.g. a folder of carried wheels
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + (os.pathsep + kept if kept else ""))
     proc = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
                           env=env, timeout=timeout, cwd=ROOT)
     if proc.returncode != 0:

@@ -138,6 +138,8 @@ def stage_crp() -> dict:
             out[f"records {k}"] = r["records"]
         out["scaling"] = gpu_scaling.scaling_rows(overlay, f"{NODES:,} nodes", results)
         metric, space = results[1]["metric"], results[1]["query_space"]
+        if os.environ.get("ROUTELAB_CONTINENTAL_BASELINE"):
+            _baseline(out, overlay, decoder, microcode, metric, space)
     else:
         c = Customizer(overlay, microcode=microcode)
         c.customize(decoder)                                  # untimed: compilation
@@ -185,6 +187,26 @@ def stage_pipeline() -> dict:
     query.route(0, g.num_nodes - 1)
     out["rss_gb"] = _peak_gb()
     return out
+
+
+def _baseline(out, overlay, decoder, microcode, metric, space) -> None:
+    """One GPU with the min-plus levels multiplying every row of a changed subcell each
+    round (the rule before rows were tracked), its shortcuts checked equal."""
+    import numpy as np
+    from engine.core.backend import gpu_backend
+    from engine.crp.customization.customize import Customizer
+    c = Customizer(overlay, gpu_backend(0), microcode=microcode, query_space=space,
+                   skip_rows=False)
+    c.customize(decoder)                                      # untimed: first touch
+    runs = [c.customize(decoder) for _ in range(RUNS)]
+    if not all(np.array_equal(np.asarray(a), np.asarray(b))
+               for m in runs for a, b in zip(m.shortcuts, metric.shortcuts)):
+        raise AssertionError("every-row customization differs")
+    runs.sort(key=lambda m: m.total_ms)
+    out["customize_ms every row"] = runs[len(runs) // 2].total_ms
+    out["levels_ms every row"] = [round(sum(r["ms"].values()), 2) if isinstance(r.get("ms"), dict)
+                                  else r for r in runs[len(runs) // 2].timings]
+    del c
 
 
 def _check_crp(g, query) -> tuple[int, int]:

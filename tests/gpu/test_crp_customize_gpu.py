@@ -57,6 +57,7 @@ def _minplus(topo):
     (_minplus, {}),
     (_minplus, {"minplus_threads": 64, "min_blocks": 100_000}),   # batches of 1..4: KT = 4
     (_minplus, {"minplus_shared_ints": 4000, "minplus_threads": 1024}),
+    (_minplus, {"skip_rows": False}),                            # every row, every round
 ])
 def test_every_variant_on_every_level(gen, gpu, variants, options):
     from engine.crp.customization.gpu import GpuCustomizer

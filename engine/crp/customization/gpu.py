@@ -272,7 +272,9 @@ class MinplusLevel(LevelVariant):
                      grid=(min(1024, (self.below_shortcuts + 255) // 256 or 1),), block=(256,))
             b.launch(MODULE, self.kernel_name,
                      self.args + (np.int32(self.batch), np.int32(self.stride),
-                                  np.int32(self.max_slots), self._weights, S, stats_row),
+                                  np.int32(self.max_slots),
+                                  np.int32(not self.options.get("skip_rows", True)),
+                                  self._weights, S, stats_row),
                      grid=(self.num_blocks,), block=(self.threads,),
                      shared_mem=self.shared_bytes)
         return {"batch": self.batch, "blocks": self.num_blocks, "threads": self.threads,
@@ -298,7 +300,8 @@ class GpuCustomizer:
     ``options``: threads (local block size), max_threads, min_blocks, shared_ints (local:
     distances per block, capped by the device's opt-in shared memory), skip_settled
     (local: re-pull only vertices whose group changed, default True), rounds_per_check,
-    minplus_shared_ints and minplus_threads (min-plus: rows per block, block size)."""
+    minplus_shared_ints and minplus_threads (min-plus: rows per block, block size),
+    skip_rows (min-plus: multiply only the rows changed in the round before, default True)."""
 
     def __init__(self, overlay, backend, level_variants=None, **options) -> None:
         self.overlay, self.backend = overlay, backend

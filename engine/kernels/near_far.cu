@@ -25,7 +25,7 @@ extern "C" __global__ void near_far(const int* __restrict__ first_out,
                                     const unsigned int* __restrict__ w, int n,
                                     dist_t* d, int* near0, int* near1, int* near2,
                                     int* far0, int* far1, int* count, int* near_stamp,
-                                    int* far_stamp, dist_t delta, int source, int chain,
+                                    int* far_stamp, dist_t delta, int source,
                                     int* iterations) {
     // Three near queues rotate so that one grid barrier per iteration suffices:
     // the queue read in iteration i-1 has its counter cleared in iteration i and
@@ -78,45 +78,36 @@ extern "C" __global__ void near_far(const int* __restrict__ first_out,
         if (tid == 0) count[out == 2 ? 0 : out + 1] = 0;   // the queue read last iteration
         for (int i = tid; i < size; i += nthreads) {
             int u = near_q[cur][i];
-            // A chain: the thread goes on with the first near node it improved
-            // (unstamped: a second copy is only a repeated relaxation) for up to
-            // `chain` hops, so a path of L hops takes about L / chain iterations,
-            // each a grid barrier; the other improved nodes are pushed.
-            for (int hop = 1; u >= 0; ++hop) {
-                const dist_t du = d[u];
-                const int end = __ldg(first_out + u + 1);
-                int next = -1;
-                // Arcs in groups of ARC_GROUP: all loads of a group are issued before
-                // any atomic, so one node costs a few memory latencies, not one per arc.
-                for (int a0 = __ldg(first_out + u); a0 < end; a0 += ARC_GROUP) {
-                    int v[ARC_GROUP];
-                    dist_t cand[ARC_GROUP], dv[ARC_GROUP];
-                    bool ok[ARC_GROUP];
+            dist_t du = d[u];
+            int end = __ldg(first_out + u + 1);
+            // Arcs in groups of ARC_GROUP: all loads of a group are issued before
+            // any atomic, so one node costs a few memory latencies, not one per arc.
+            for (int a0 = __ldg(first_out + u); a0 < end; a0 += ARC_GROUP) {
+                int v[ARC_GROUP];
+                dist_t cand[ARC_GROUP], dv[ARC_GROUP];
+                bool ok[ARC_GROUP];
 #pragma unroll
-                    for (int j = 0; j < ARC_GROUP; ++j) {
-                        ok[j] = a0 + j < end;
-                        if (ok[j]) {
-                            v[j] = __ldg(head + a0 + j);
-                            ok[j] = add_no_overflow(du, __ldg(w + a0 + j), &cand[j]);
-                        }
-                    }
-#pragma unroll
-                    for (int j = 0; j < ARC_GROUP; ++j)
-                        if (ok[j]) dv[j] = d[v[j]];
-#pragma unroll
-                    for (int j = 0; j < ARC_GROUP; ++j) {
-                        if (!ok[j] || cand[j] >= dv[j] || cand[j] >= atomicMin(d + v[j], cand[j]))
-                            continue;
-                        if (cand[j] < threshold) {
-                            if (next < 0 && hop < chain) next = v[j];
-                            else if (atomicExch(near_stamp + v[j], generation) != generation)
-                                push(near_q[out], count + out, v[j]);
-                        } else if (atomicExch(far_stamp + v[j], far_generation) != far_generation) {
-                            push(far_q[far_cur], count + 3 + far_cur, v[j]);
-                        }
+                for (int j = 0; j < ARC_GROUP; ++j) {
+                    ok[j] = a0 + j < end;
+                    if (ok[j]) {
+                        v[j] = __ldg(head + a0 + j);
+                        ok[j] = add_no_overflow(du, __ldg(w + a0 + j), &cand[j]);
                     }
                 }
-                u = next;
+#pragma unroll
+                for (int j = 0; j < ARC_GROUP; ++j)
+                    if (ok[j]) dv[j] = d[v[j]];
+#pragma unroll
+                for (int j = 0; j < ARC_GROUP; ++j) {
+                    if (!ok[j] || cand[j] >= dv[j] || cand[j] >= atomicMin(d + v[j], cand[j]))
+                        continue;
+                    if (cand[j] < threshold) {
+                        if (atomicExch(near_stamp + v[j], generation) != generation)
+                            push(near_q[out], count + out, v[j]);
+                    } else if (atomicExch(far_stamp + v[j], far_generation) != far_generation) {
+                        push(far_q[far_cur], count + 3 + far_cur, v[j]);
+                    }
+                }
             }
         }
         cur = out;

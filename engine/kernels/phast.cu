@@ -1,6 +1,6 @@
 // PHAST-like queries on a contraction hierarchy: an upward search (one kernel),
 // the core's distance matrix, then a downward sweep from the top level down.
-// The nodes of one level are independent, so each level of the downward sweep is
+// All arcs of one level are independent, so each level of the downward sweep is
 // one kernel; gridDim.y runs several sources at once (row s of d is source s's).
 typedef unsigned long long u64;
 #define INF 0xFFFFFFFFFFFFFFFFull
@@ -13,26 +13,18 @@ extern "C" __global__ void phast_init(u64* d, int n, const int* sources) {
     ds[v] = (v == sources[blockIdx.y]) ? 0 : INF;
 }
 
-// One level of the downward sweep as a pull: segment j is node head[j] of the level
-// and its in-arcs [first[j], first[j+1]) from higher levels, whose distances are
-// final. Each distance has one writer, so no atomics; heads ascend within a level,
-// so the writes are nearly coalesced and each thread reads its arcs in a row.
-extern "C" __global__ void phast_pull(const int* __restrict__ head,
-                                      const long long* __restrict__ first,
-                                      const int* __restrict__ tail,
-                                      const long long* __restrict__ w, int begin, int end,
-                                      u64* d, int n) {
-    int j = begin + blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= end) return;
+// Relax arcs [begin, end) of one level: tails are final, heads are in other levels.
+extern "C" __global__ void phast_relax(const long long* __restrict__ tail,
+                                       const long long* __restrict__ head,
+                                       const long long* __restrict__ w, int begin, int end,
+                                       u64* d, int n) {
+    int a = begin + blockIdx.x * blockDim.x + threadIdx.x;
+    if (a >= end) return;
     u64* ds = d + (size_t)blockIdx.y * n;
-    const int v = head[j];
-    const u64 old = ds[v];
-    u64 best = old;
-    for (long long a = first[j], stop = first[j + 1]; a < stop; ++a) {
-        const u64 du = ds[tail[a]];
-        if (du != INF && du + (u64)w[a] < best) best = du + (u64)w[a];
-    }
-    if (best < old) ds[v] = best;
+    u64 du = ds[tail[a]];
+    if (du == INF) return;
+    u64 cand = du + (u64)w[a];
+    if (cand < ds[head[a]]) atomicMin(ds + head[a], cand);
 }
 
 // The whole upward sweep as one block per source (grid (1, sources)). Only the

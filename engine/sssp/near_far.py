@@ -3,11 +3,8 @@
 Beyond both source documents: only improved vertices are expanded, and on the GPU
 the whole run is one persistent cooperative kernel, so the thousands of small
 frontier iterations of a road network cost grid barriers, not host round trips.
-delta (the bucket width) defaults to a multiple of the mean arc cost. A GPU thread
-goes on from a node it expanded with the first near node that expansion improved, up
-to ``chain`` hops, so one iteration (one grid barrier) advances a frontier path by
-several hops. The CPU twin runs the same near/far schedule sequentially, one hop an
-iteration.
+delta (the bucket width) defaults to a multiple of the mean arc cost. The CPU twin
+runs the same near/far schedule sequentially.
 """
 from __future__ import annotations
 
@@ -20,7 +17,6 @@ from engine.sssp.rounds import (device_distances, dist_defines, push, relax_pile
 DELTA_FACTOR = 64.0      # delta = DELTA_FACTOR * mean arc cost (scripts/bench.py near_far_grid)
 BLOCK = 256
 BLOCKS_PER_SM = 1        # a small grid keeps the grid barrier cheap
-CHAIN = 1                # hops a thread expands in a row (1: the paper's schedule)
 
 
 def delta_for(prep, delta_factor: float | None = None) -> int:
@@ -29,7 +25,7 @@ def delta_for(prep, delta_factor: float | None = None) -> int:
 
 
 def run_gpu(prep, source: int, dist64: bool, delta_factor: float | None = None,
-            blocks: int | None = None, threads: int | None = None, chain: int | None = None):
+            blocks: int | None = None, threads: int | None = None):
     backend, xp, n = prep.backend, prep.xp, prep.n
     defines = dist_defines(dist64)
     d = device_distances(prep, source, dist64)
@@ -44,14 +40,12 @@ def run_gpu(prep, source: int, dist64: bool, delta_factor: float | None = None,
         "near_far", "near_far", threads, BLOCKS_PER_SM, defines)
     backend.launch("near_far", "near_far",
                    (prep.first_out, prep.head, prep.weight, np.int32(n), d, *queues, count,
-                    stamps[0], stamps[1], dist_type(delta), np.int32(source),
-                    np.int32(max(1, chain or prep.tuning.get("near_far_chain", CHAIN))), iterations),
+                    stamps[0], stamps[1], dist_type(delta), np.int32(source), iterations),
                    grid=blocks, block=threads, defines=defines, cooperative=True)
     return d, {"iterations": "device", "delta": delta, "_iterations": iterations}
 
 
-def run_cpu(prep, source: int, delta_factor: float | None = None, blocks=None, threads=None,
-            chain=None):
+def run_cpu(prep, source: int, delta_factor: float | None = None, blocks=None, threads=None):
     delta = delta_for(prep, delta_factor)
     d, iterations = _near_far(prep.first_out, prep.head, prep.weight, prep.n, source, delta)
     return d, {"iterations": int(iterations), "delta": delta}

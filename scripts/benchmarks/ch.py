@@ -340,8 +340,7 @@ def bench_phast_scale() -> tuple[list[str], list[list[str]]]:
     med = statistics.median
     notes = {"compute": f"{h.num_levels} levels; generate {gen_s:.1f} s, contract {ch_s:.1f} s; "
                         f"{wrong} wrong nodes vs SciPy",
-             "distances": "up search, core, downward sweep (a thread per node pulls), "
-                          "and the copy that keeps the tree",
+             "distances": "up search, core, downward sweep, and the copy that keeps the tree",
              "parents": "the least tight original arc per node (engine/sssp/parents.py)",
              "before": "16 B/node: pageable uint64 + int32 copies, -1 and parents made on the host",
              "now": "16 B/node: int64 view, parents on the device, pinned host buffers",

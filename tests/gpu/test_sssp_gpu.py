@@ -58,21 +58,3 @@ def test_zero_costs_unreachable_and_64_bit_fallback(gpu):
         w = rng.integers(2**31 - 50, 2**31 - 1, m) if big else rng.integers(0, 5, m)
         g = RoadGraph.from_arcs(n, rng.integers(0, n, m), rng.integers(0, n, m), {"w": w})
         check_gpu(g, "w", [int(rng.integers(0, n))], gpu)
-
-
-@pytest.mark.parametrize("chain", [2, 3, 8])
-def test_near_far_chains_are_exact(ny, gpu, chain):
-    """A thread expanding up to ``chain`` hops in a row changes the schedule, never a
-    distance: NY, a generated graph and small graphs with zero costs."""
-    rng = np.random.default_rng(26 + chain)
-    graphs = [(ny, "travel_time"), (generate_road_network(50_000, seed=chain), "distance")]
-    for trial in range(10):
-        n = int(rng.integers(2, 60))
-        m = int(rng.integers(0, 4 * n))
-        graphs.append((RoadGraph.from_arcs(n, rng.integers(0, n, m), rng.integers(0, n, m),
-                                           {"w": rng.integers(0, 5, m)}), "w"))
-    for g, metric in graphs:
-        matrix, query = scipy_matrix(g, metric), TreeQuery(g, metric, gpu)
-        for s in rng.integers(0, g.num_nodes, 5):
-            got = query.tree(int(s), "near_far", chain=chain).tree
-            check_tree(g, got, sssp(g, int(s), metric, matrix))

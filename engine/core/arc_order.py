@@ -76,28 +76,29 @@ def _counting_order(tail, head, num_nodes):
 
 def counting_order(keys: np.ndarray, num_keys: int):
     """(order, first): the indices of ``keys`` (integers in 0..num_keys-1) stably sorted
-    by key, int64, and the int64 offsets [num_keys + 1] of each key's run; linear time
-    (what np.argsort(kind="stable") gives in O(n log n) for keys wider than 16 bits)."""
+    by key (int32 while they fit: at 24 M nodes the turns' order is 0.7 GB less), and the
+    int64 offsets [num_keys + 1] of each key's run; linear time (what
+    np.argsort(kind="stable") gives in O(n log n) for keys wider than 16 bits)."""
     keys = np.ascontiguousarray(keys)
     if keys.size and (int(keys.min()) < 0 or int(keys.max()) >= num_keys):
         raise ValueError(f"keys outside 0..{num_keys - 1}")
-    return _counting_keys(keys, int(num_keys))
+    order = np.empty(keys.size, np.int32 if keys.size <= np.iinfo(np.int32).max else np.int64)
+    return order, _counting_keys(keys, int(num_keys), order)
 
 
 @numba.njit(cache=True, nogil=True)
-def _counting_keys(keys, num_keys):
+def _counting_keys(keys, num_keys, order):
     first = np.zeros(num_keys + 1, np.int64)
     for i in range(keys.size):
         first[keys[i] + 1] += 1
     for k in range(num_keys):
         first[k + 1] += first[k]
     free = first[:-1].copy()          # the next free place of each key
-    order = np.empty(keys.size, np.int64)
     for i in range(keys.size):
         k = keys[i]
         order[free[k]] = i
         free[k] += 1
-    return order, first
+    return first
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)

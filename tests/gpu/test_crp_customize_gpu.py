@@ -121,6 +121,20 @@ def test_customizer_costs_on_the_gpu(gen, gpu):
     assert all(np.array_equal(a, b) for a, b in zip(again.shortcuts, ref.shortcuts))
 
 
+def test_the_host_microcode_is_freed_once_uploaded(gen, gpu):
+    """Level 0's host instructions (12.7 GB at 24 M nodes) die with the upload: no level
+    variant keeps them among its options (they once did, 12.7 GB over the pipeline's budget)."""
+    import gc
+    import weakref
+    o, _ = gen
+    customizer = Customizer(o, gpu)
+    host = weakref.ref(customizer.microcode)
+    customizer.gpu                                    # uploads, then drops the host copy
+    gc.collect()
+    assert host() is None
+    assert all("microcode" not in level.options for level in customizer.gpu.levels)
+
+
 @pytest.mark.parametrize("variants", [None, "local", "global", "minplus"])
 def test_bad_decoder_raises_after_the_run_and_leaves_gpu_usable(gen, gpu, variants):
     """The GPU checks a decoder's error codes after the levels ran: a cost of 1/0 or a

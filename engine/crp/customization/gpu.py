@@ -67,7 +67,10 @@ class LevelVariant:
     def __init__(self, backend, topo, reverse: layout.ReverseCsr | None, options: dict,
                  overlay=None) -> None:
         xp = backend.xp
-        self.backend, self.topo, self.options = backend, topo, options
+        # level 0's host microcode (12.7 GB at 24 M nodes) is only read while the
+        # microcode level uploads it: no level keeps a reference, or it outlives the upload
+        self.options = {k: v for k, v in options.items() if k != "microcode"}
+        self.backend, self.topo = backend, topo
         self.vertex_first = xp.asarray(topo.vertex_first, dtype=xp.int32)
         if not self.needs_edges:
             return
@@ -205,7 +208,6 @@ class MicrocodeLevel(LevelVariant):
         super().__init__(backend, topo, reverse, options)
         mc = options.get("microcode") or compile_microcode(SimpleNamespace(levels={0: topo}), 0)
         self.device = DeviceMicrocode(mc, backend)
-        self.options = {k: v for k, v in options.items() if k != "microcode"}   # host copy freed
         self._weights = None
 
     def map_costs(self, weights) -> None:

@@ -20,7 +20,7 @@ from engine.core.arc_order import counting_order, gather
 class QuerySpace:
     q_of_arc: np.ndarray      # int32 [m]
     arc_of_q: np.ndarray      # int32 [m]
-    turn_order: np.ndarray    # int64 [T] turn ids in the query's turn order
+    turn_order: np.ndarray    # int32 [T] turn ids in the query's turn order
     first_turn: np.ndarray    # int32 [m+1] by from query id
     to_q: np.ndarray          # int32 [T]
     from_q: np.ndarray        # int32 [T]
@@ -57,7 +57,6 @@ def query_space(overlay, flat) -> QuerySpace:
     from_q = gather(from_q, turn_order)
     to_q = gather(q_of_arc, gather(turns.to_arc, turn_order))
     turn_in, first_turn_in = counting_order(to_q, m)
-    turn_in = turn_in.astype(np.int32)
     b0 = overlay.boundary_arc.size
     arc_level = overlay.arc_level[arc_of_q]
     a2b = np.where(arc_level > 0, np.arange(m, dtype=np.int32), -1).astype(np.int32)

@@ -110,6 +110,43 @@ def test_tables_built_together_equal_tables_built_one_by_one():
     assert b.done.all()
 
 
+def test_entry_group_tables_are_top_level_distances():
+    """bounds.py's group tables: the top-level distance (SciPy over the top cells'
+    matrices) from every top arc to the entries of one top cell that lead into one
+    subcell; each cell's groups are its subcells, and the least over them is to[C]."""
+    from scipy import sparse
+    from scipy.sparse import csgraph
+    g = generate_road_network(12_000, seed=22)
+    overlay, metric, query = crp_setup(g, "car-fastest", levels=(4, 7, 9))
+    b, q = query._bounds, query.space
+    query.route(0, g.num_nodes - 1)
+    top, btop = b.top, b.btop
+    rows, cols, costs = [], [], []
+    for y in range(btop):                   # the top level: entry y -> its cell's exits
+        cell, row = q.head_rec[y, top]
+        lo, hi = q.exit_first[cell], q.exit_first[cell + 1]
+        w = query.shortcuts[row:row + hi - lo]
+        keep = w < FORBIDDEN
+        rows += [y] * int(keep.sum())
+        cols += q.exit_q[lo:hi][keep].tolist()
+        costs += w[keep].tolist()
+    reverse = sparse.csr_matrix((np.asarray(costs, float) + 1e-9, (cols, rows)),
+                                shape=(btop, btop))    # + 1e-9: zero costs stay arcs
+    cell_of = q.head_rec[:btop, top, 0] - b.base
+    sub = q.head_rec[:btop, top - 1, 0]
+    assert b.groups == max(np.unique(sub[cell_of == c]).size for c in range(b.cells)) >= 2
+    for c in range(b.cells):
+        for k, subcell in enumerate(np.unique(sub[cell_of == c])):
+            entries = np.flatnonzero((cell_of == c) & (sub == subcell))
+            assert np.all(b.group[entries] == k)
+            want = csgraph.dijkstra(reverse, indices=entries, min_only=True)
+            got = b.group_lb[c, k].astype(float)
+            got[got >= FORBIDDEN] = np.inf
+            assert np.allclose(got, want, atol=1e-3), (c, k)
+        inside = cell_of == c
+        assert np.array_equal(b.lb[0, c][~inside], b.group_lb[c].min(axis=0)[~inside])
+
+
 def test_steps_and_unpacking_after_pruned_searches():
     g = generate_road_network(10_000, seed=8)
     overlay, metric, query = crp_setup(g, "delivery")

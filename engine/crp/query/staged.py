@@ -13,9 +13,10 @@ distance from any top arc to the target's top cell T. So:
    then exact for paths that stay inside it. (These are the searches of search.py's
    ``_settle``, with the same levels, so the path unpacks as before.)
 2. **Across.** A forward A* from the parked arcs, keyed by cost + h, with
-   h = to[T][y] + (the least cost from an arc entering T to t) for a top arc y, the
-   same with the least to[T] over S's exits for an arc inside S (a path that came
-   back into S must leave it again), and R + that least cost for an arc into or
+   h = the least over T's entry groups g of to[T, g][y] + (the least cost from an
+   arc of g entering T to t) for a top arc y (bounds.py: a group is the entries into
+   one level-(top-1) subcell of T), the same with the least over X's exits for an arc
+   inside a top cell X (a path from it must leave X first), and R + that least cost for an arc into or
    inside T, where R is the least to[T] over T's exits: a path that stays inside T
    from there is already counted when the arc is reached (its cost inside T is
    known from stage 1), so only one that leaves T and comes back is left, and it
@@ -26,10 +27,12 @@ distance from any top arc to the target's top cell T. So:
 
 The A* expands an arc like the forward search of search.py (free_level picks the
 level; the same matrices, the same parents), so unpacking (unpack.py) needs nothing
-new. Its slack is how much the cost from T's entries to t differs between entries:
-on the generated 4 M-node network it expands 1,311 top arcs per query (median) where
-the bidirectional search settles 1,703, and a query takes 4.51 ms against 5.26 ms
-(8 M: 5.96 against 7.75 ms; section crp_query_scale of scripts/bench.py).
+new. Its slack is how much the cost from a group's entries to t differs between them:
+on the generated 4 M-node network (car-fastest, turns) it expands 1,206 top arcs per
+query (median) where one bound per cell (the least over all of T's entries) expanded
+2,082, its search 3.99 against 5.29 ms; with that one bound the two stages took
+4.51 ms against 5.26 ms for the bidirectional search (8 M: 5.96 against 7.75 ms;
+section crp_query_scale of scripts/bench.py).
 """
 from __future__ import annotations
 
@@ -99,13 +102,16 @@ def _inside(f, own, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, hea
 
 @nb.njit(cache=True, _nrt=False)
 def _rests(touched, nt, dist, arc_level, top, tail_rec, T, bounds, cells):
-    """(the least cost from an arc entering T to t, the least to[T] over T's exits)."""
-    lb_t = bounds[0]
+    """(the least cost from an arc entering T to t, the least to[T] over T's exits);
+    bounds' group_rest (12) gets the least cost per entry group."""
+    lb_t, group, rests = bounds[0], bounds[11], bounds[12]
+    rests[:] = FORBIDDEN
     rest = FORBIDDEN
     for i in range(nt):
         x = touched[i]
-        if dist[x, 1] < rest and arc_level[x] > top and tail_rec[x, top, 0] != T:
-            rest = dist[x, 1]
+        if dist[x, 1] < FORBIDDEN and arc_level[x] > top and tail_rec[x, top, 0] != T:
+            rest = min(rest, dist[x, 1])
+            rests[group[x]] = min(rests[group[x]], dist[x, 1])
     exit_first, exit_q = cells[5], cells[6]
     leave_t = FORBIDDEN
     for k in range(exit_first[T], exit_first[T + 1]):
@@ -117,16 +123,23 @@ def _rests(touched, nt, dist, arc_level, top, tail_rec, T, bounds, cells):
 
 @nb.njit(cache=True, _nrt=False)
 def _h(y, arc_level, top, where, bounds, rest, leave_t):
-    """A lower bound of what a path through arc y not yet counted still costs."""
+    """A lower bound of what a path through arc y not yet counted still costs: for an
+    arc outside T the least over T's entry groups of (to[T, g] + the group's rest)."""
     lb_t, cell_lb_t, base = bounds[0], bounds[2], bounds[8]
     if arc_level[y] > top:                 # a top arc: y < the top's boundary count
-        v = lb_t[y]
+        v, table, at = lb_t[y], bounds[9], y
     else:                                  # inside top cell X: it must leave X first
         head, node_cell = where
-        v = cell_lb_t[node_cell[head[y], top] - base]
+        at = node_cell[head[y], top] - base
+        v, table = cell_lb_t[at], bounds[10]
     if v < 0:                              # into or inside T: leave it and come back
-        v = leave_t
-    return min(v + rest, FORBIDDEN)
+        return min(leave_t + rest, FORBIDDEN)
+    rests = bounds[12]
+    best = FORBIDDEN
+    for g in range(rests.size):
+        if rests[g] < FORBIDDEN and table[g, at] < FORBIDDEN:
+            best = min(best, table[g, at] + rests[g])
+    return best
 
 
 @nb.njit(cache=True, _nrt=False)

@@ -284,8 +284,9 @@ class _HostBackend:
 
 @pytest.mark.parametrize("options", [{}, {"min_blocks": 100_000}, {"minplus_shared_ints": 3000}])
 def test_minplus_level_launch_fits(overlay, options):
-    """The min-plus variant's block shape on every level: its rows and slot tables fit
-    the shared memory it asks for, and its arrays have the kernel's parameter types."""
+    """The min-plus variant's block shape on every level: its rows, slot tables and the
+    rows' changed bits fit the shared memory it asks for, and its arrays have the
+    kernel's parameter types."""
     from engine.crp.customization.gpu import DoesNotFit, MinplusLevel
     with pytest.raises(DoesNotFit):
         MinplusLevel(_HostBackend(), overlay.levels[0], None, options, overlay)
@@ -293,7 +294,9 @@ def test_minplus_level_launch_fits(overlay, options):
         lv = MinplusLevel(_HostBackend(), t, None, options, overlay)
         nv = np.diff(t.vertex_first)[lv.args[0]]             # each block's cell
         assert lv.shared_bytes <= 227 * 1024 and lv.stride >= lv.batch >= 1
-        assert lv.shared_bytes == 4 * (int(nv.max()) * lv.stride + 7 * lv.max_slots + 1)
+        words = (int(np.diff(t.vertex_first).max()) + 31) // 32     # the rows' bits, twice
+        assert lv.shared_bytes == 4 * (int(nv.max()) * lv.stride + 7 * lv.max_slots + 1
+                                       + 2 * words)
         assert lv.threads == 256 and lv.num_blocks > 0
         assert lv.kernel_name == ("bf_minplus_k4" if lv.stride == 4 else "bf_minplus_k8")
         types = [a.dtype for a in lv.args]

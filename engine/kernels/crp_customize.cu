@@ -188,8 +188,9 @@ extern "C" __global__ void bf_global_collect(const long long* __restrict__ cliqu
 // changed multiplies the rows that changed in the round before (a bit per row: rows
 // unchanged since their last product add nothing, so the work follows the frontier,
 // as in near-far, not rounds x rows) by its subcell's matrix in S_{l-1} (read in
-// place: no mapping), and each column keeps the smaller value in the row it leads to. Each thread computes KT entries x TJ columns, so a loaded weight
-// serves KT sums and a loaded distance TJ. Sums are unsigned: two values <= 2^31-1
+// place: no mapping), and each column keeps the smaller value in the row it leads to.
+// Each thread computes KT entries x TJ columns, so a loaded weight serves KT sums and
+// a loaded distance TJ. Sums are unsigned: two values <= 2^31-1
 // never wrap, and a sum >= FORBIDDEN is "no way"; an overflow (a finite sum >=
 // FORBIDDEN on the final rows) is ruled out by max row + max weight < FORBIDDEN,
 // else checked exactly.

@@ -60,9 +60,10 @@ def probe_write(nodes: int, folder: str) -> dict:
     try:
         import osmium  # noqa: F401
         from engine.generate.osm_writer import write_osm_pbf
-        # a small file of the same kind first: its load fills Numba's on-disk cache, so
-        # the timed load does not compile (as a second start of the program would not)
-        write_osm_pbf(generate_road_network(2000, seed=2), base / "warm.osm.pbf")
+        if "pbf" in FORMATS:
+            # a small file of the same kind first: its load fills Numba's on-disk cache, so
+            # the timed load does not compile (as a second start of the program would not)
+            write_osm_pbf(generate_road_network(2000, seed=2), base / "warm.osm.pbf")
         steps.append(("pbf", lambda: [write_osm_pbf(g, base / "gen.osm.pbf")]))
     except ImportError:
         out["files"]["pbf"] = None

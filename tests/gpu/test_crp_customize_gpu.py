@@ -123,7 +123,7 @@ def test_customizer_costs_on_the_gpu(gen, gpu):
 
 def test_the_host_microcode_is_freed_once_uploaded(gen, gpu):
     """Level 0's host instructions (12.7 GB at 24 M nodes) die with the upload: no level
-    variant keeps them among its options (they once did, 12.7 GB over the pipeline's budget)."""
+    variant keeps them among its options (they once all did)."""
     import gc
     import weakref
     o, _ = gen

@@ -286,7 +286,9 @@ class Workspace:
         metric = self.current_metric()
         if self._crp_query is None:
             from engine.crp.query.router import CrpQuery
-            self._crp_query = CrpQuery(self._overlay, metric, self.customizer().query_space)
+            customizer = self.customizer()
+            self._crp_query = CrpQuery(self._overlay, metric, customizer.query_space,
+                                       customizer.backend)
             if not self.one_shot:               # a one-shot route's query runs untimed first
                 self._warm_up_router(self._crp_query)
         return self._crp_query

@@ -51,8 +51,11 @@ from engine.core.heaps import (
 
 
 class TopBounds:
-    def __init__(self, overlay, space) -> None:
+    def __init__(self, overlay, space, backend=None) -> None:
+        """``backend``: a GPU backend builds the tables there (bounds_gpu.py), else
+        the CPU's Dijkstras."""
         q = space
+        self.backend = backend if backend is not None and backend.is_gpu else None
         self.top = top = overlay.num_levels - 1
         total = q.entry_first.size
         if top < 0:                          # no levels: nothing to prune with
@@ -97,6 +100,10 @@ class TopBounds:
             return
         t0 = time.perf_counter()
         q = self.space
+        if self.backend is not None and self.top >= 0:
+            self._build_on_gpu(shortcuts)
+            self.build_ms += (time.perf_counter() - t0) * 1e3
+            return
         ahead = todo[todo[:, 0] == 0, 1]                # to[C]: from C's group tables
         if ahead.size:
             columns = top_columns(self.base, self.cells, q.entry_first, q.exit_first,
@@ -111,6 +118,22 @@ class TopBounds:
                      self.base)
         self.done[todo[:, 0], todo[:, 1]] = True
         self.build_ms += (time.perf_counter() - t0) * 1e3
+
+
+    def _build_on_gpu(self, shortcuts) -> None:
+        """Every table from the device's raw distances, finished as the CPU's."""
+        from engine.crp.query.bounds_gpu import raw_tables
+        q, cells = self.space, self.cells
+        to, frm = raw_tables(self.backend, q, self.top, self.base, cells, self.group,
+                             self.groups, shortcuts)
+        self.group_lb[:] = to.reshape(self.btop, cells, self.groups).transpose(1, 2, 0)
+        del to
+        every = np.arange(cells, dtype=np.int64)
+        finish_to_tables(every, self.groups, self.base, self.top, q.head_rec, q.tail_rec,
+                         self.group_lb, self.group_cell_lb, self.lb[0], self.cell_lb[0])
+        finish_from_tables(frm, self.base, self.top, q.head_rec, q.tail_rec, self.lb[1],
+                           self.cell_lb[1])
+        self.done[:] = True
 
 
 def _entry_groups(q, top: int, btop: int):
@@ -209,9 +232,7 @@ def top_columns(base, cells, entry_first, exit_first, clique_first, shortcuts):
 def build_group_tables(todo, groups, base, top, group, head_rec, tail_rec, entry_first,
                        entry_q, columns, clique_first, group_lb, group_cell_lb, lb, cell_lb):
     """For each cell c of ``todo`` and each of its entry groups, group_lb[c, g][y] = the
-    top-level distance from y to c's entries of group g (group_cell_lb: the least over a
-    cell's exits); then to[c] = lb[c] (-1 on the arcs into c) and cell_lb[c] (-1 at c)
-    as their least over the groups, equal to top_dijkstra's (f = 0)."""
+    top-level distance from y to c's entries of group g; then finish_to_tables."""
     btop = group_lb.shape[2]
     for i in nb.prange(todo.size * groups):
         c, g = todo[i // groups], i % groups
@@ -219,24 +240,50 @@ def build_group_tables(todo, groups, base, top, group, head_rec, tail_rec, entry
         heap = np.empty(max(btop, 1), np.int64)
         _group_dijkstra(base + c, g, top, group, head_rec, tail_rec, entry_first, entry_q,
                         columns, clique_first[base], clique_first, group_lb[c, g], rec, heap)
-        cells = group_cell_lb.shape[2]
-        for x in range(cells):
-            group_cell_lb[c, g, x] = FORBIDDEN
-        for y in range(btop):
-            x = tail_rec[y, top, 0] - base
-            group_cell_lb[c, g, x] = min(group_cell_lb[c, g, x], group_lb[c, g, y])
+    finish_to_tables(todo, groups, base, top, head_rec, tail_rec, group_lb, group_cell_lb, lb,
+                     cell_lb)
+
+
+@nb.njit(cache=True, nogil=True, parallel=True)
+def finish_to_tables(todo, groups, base, top, head_rec, tail_rec, group_lb, group_cell_lb, lb,
+                     cell_lb):
+    """From the raw group tables of the cells in ``todo``: each group's least over a
+    cell's exits (group_cell_lb), and to[c] (lb, -1 on the arcs into c) and cell_lb
+    (-1 at c) as their least over the groups, equal to top_dijkstra's (f = 0)."""
+    btop, cells = group_lb.shape[2], group_cell_lb.shape[2]
     for k in nb.prange(todo.size):
         c = todo[k]
+        for g in range(groups):
+            for x in range(cells):
+                group_cell_lb[c, g, x] = FORBIDDEN
+            for y in range(btop):
+                x = tail_rec[y, top, 0] - base
+                group_cell_lb[c, g, x] = min(group_cell_lb[c, g, x], group_lb[c, g, y])
         for y in range(btop):
             v = FORBIDDEN
             for g in range(groups):
                 v = min(v, group_lb[c, g, y])
             lb[c, y] = -1 if head_rec[y, top, 0] == base + c else v
-        for x in range(group_cell_lb.shape[2]):
+        for x in range(cells):
             v = FORBIDDEN
             for g in range(groups):
                 v = min(v, group_cell_lb[c, g, x])
             cell_lb[c, x] = v
+        cell_lb[c, c] = -1
+
+
+@nb.njit(cache=True, nogil=True, parallel=True)
+def finish_from_tables(raw, base, top, head_rec, tail_rec, lb, cell_lb):
+    """from[c] (lb, -1 on the arcs out of c) and cell_lb (the least over a cell's entries,
+    -1 at c) from raw[y, c], as top_dijkstra's (f = 1)."""
+    btop, cells = raw.shape[0], raw.shape[1]
+    for c in nb.prange(cells):
+        for x in range(cells):
+            cell_lb[c, x] = FORBIDDEN
+        for y in range(btop):
+            x = head_rec[y, top, 0] - base
+            cell_lb[c, x] = min(cell_lb[c, x], raw[y, c])
+            lb[c, y] = -1 if tail_rec[y, top, 0] == base + c else raw[y, c]
         cell_lb[c, c] = -1
 
 

@@ -29,9 +29,10 @@ class CrpQuery:
     label = "CRP query"
     two_stage = True     # s and t in different top cells: staged.py (False: search.py alone)
 
-    def __init__(self, overlay, metric, space=None) -> None:
+    def __init__(self, overlay, metric, space=None, backend=None) -> None:
         """``space``: the overlay's query numbering when one is kept (the Customizer's),
-        else it is built here."""
+        else it is built here; ``backend``: a GPU builds the top-level bound tables
+        (bounds_gpu.py), the searches run here either way."""
         if metric.overlay is not overlay:
             raise ValueError("the metric was customized for another overlay")
         self.overlay = overlay
@@ -62,7 +63,7 @@ class CrpQuery:
         # global cell index of every node per level, for the s and t cells
         self._node_cell = np.ascontiguousarray(
             (overlay.cell_of + q.cell_base[:, None]).T.astype(np.int32))
-        self._bounds = TopBounds(overlay, q)
+        self._bounds = TopBounds(overlay, q, backend)
         self._where = (q.head, self._node_cell)             # an arc's top cell (staged.py)
         self._levels_of = None                              # the last search's (for steps)
         # the last route's split, ms: the top-level bound tables (bounds.py: all built

@@ -51,12 +51,19 @@ class _Index:
         self.levels = h.num_levels
         self.n = h.num_nodes
         self.k = int(h.core_nodes.size)
+        self.narrow = False
         host = {"up_tail": h.arc_tail[up], "up_head": h.arc_head[up], "up_w": h.arc_weight[up],
                 "down_tail": h.arc_tail[down], "down_head": h.arc_head[down],
                 "down_w": h.arc_weight[down], "core": h.core_nodes.astype(np.int64),
                 "core_dist": np.ascontiguousarray(h.core_dist)}
         if backend.is_gpu:
             host.update(_search_arrays(h, host["up_tail"], host["core"]))
+            # the downward sweep reads 12 bytes an arc where costs fit 32 bits
+            self.narrow = host["down_w"].size == 0 or int(host["down_w"].max()) < 2**32
+            if self.narrow:
+                host.update(down_tail=host["down_tail"].astype(np.int32),
+                            down_head=host["down_head"].astype(np.int32),
+                            down_w=host["down_w"].astype(np.uint32))
         for name, values in host.items():
             setattr(self, name, xp.asarray(values))
         self.graphs = {}
@@ -112,22 +119,24 @@ class PhastQuery:
                 d, level_ms = _gpu_distances(self.index, [int(source)], per_level)
                 # the captured launches write the same buffer every query: this tree
                 # keeps a copy. 2^64-1 (unreached) read as int64 is -1, the host's mark.
-                d = d[0].copy()
-                unreached = int(U64_INF)
+                dist = d[0].copy().view(np.int64)
             else:
-                d, level_ms = _cpu_distances(self.index, int(source), per_level)
-                unreached = INF64
-        with timer.step("parents"):
-            parent_arc = parent_arcs(self.prepared, d, unreached, int(source), on_device=True)
-            parent_arc = backend.xp.asarray(parent_arc)   # (zero-cost arcs: made on the host)
-        if backend.is_gpu:
-            dist = d.view(np.int64)
-        else:
-            dist = d
-            dist[dist == INF64] = -1
+                dist, level_ms = _cpu_distances(self.index, int(source), per_level)
+                dist[dist == INF64] = -1
         step_ms = {r.step: r.ms for r in timer.records()}
-        return PhastTree(h.graph, h.metric, int(source), dist, parent_arc, self.prepared.tail,
+        # parents wait until a path or the whole tree is read: the window's colours
+        # and a distance need none (24 M nodes: a pass over every arc, about 1 ms)
+        parents = partial(self._parents, dist, int(source))
+        return PhastTree(h.graph, h.metric, int(source), dist, parents, self.prepared.tail,
                          backend, sum(step_ms.values()), level_ms, step_ms)
+
+    def _parents(self, dist, source: int):
+        """parent_arc of the tree with distances ``dist`` (int64, -1 unreached), on the
+        backend (zero-cost arcs: made on the host, then moved)."""
+        d = dist.view(np.uint64) if self.backend.is_gpu else dist
+        unreached = int(U64_INF) if self.backend.is_gpu else -1
+        parent_arc = parent_arcs(self.prepared, d, unreached, source, on_device=True)
+        return self.backend.xp.asarray(parent_arc)
 
     def distances(self, sources) -> np.ndarray:
         """Distances (int64 [len(sources), n], -1 unreachable) from many sources at once.
@@ -216,10 +225,11 @@ class _GpuQuery:
                                        self.d, np.int32(n), index.core, np.int32(k),
                                        index.core_index, self.scratch, core_start,
                                        self.bucket_size, levels, index.core_dist)))
+        relax = "phast_relax_narrow" if index.narrow else "phast_relax"
         for lv in range(index.levels - 1, -1, -1):
             begin, end = int(index.down_first[lv]), int(index.down_first[lv + 1])
             if end > begin:
-                steps.append(("down", step("phast_relax", ((end - begin + BLOCK - 1) // BLOCK, b),
+                steps.append(("down", step(relax, ((end - begin + BLOCK - 1) // BLOCK, b),
                                            BLOCK, index.down_tail, index.down_head, index.down_w,
                                            np.int32(begin), np.int32(end), self.d, np.int32(n))))
         self.steps = steps

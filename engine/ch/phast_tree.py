@@ -21,23 +21,41 @@ import numpy as np
 
 from engine.core import tree_bins
 from engine.core.paths import Path, ShortestPathTree, check_node, path_from_arcs, unreachable
+from engine.core.timing import Timer
 
 FIRST_WALK = 1 << 16       # arcs room of the first device walk; a longer path walks again
 
 
 class PhastTree:
     """One source's tree on ``backend``: ``dist`` int64 (-1 unreached) and ``parent_arc``
-    int32 (-1 for the source and unreached nodes), arrays of the backend the tree owns."""
+    int32 (-1 for the source and unreached nodes), arrays of the backend the tree owns.
 
-    def __init__(self, graph, metric: str, source: int, dist, parent_arc, tail, backend,
+    ``parents`` is the parent_arc array, or what makes it from the distances when first
+    read (a path, the whole tree): the window's colours and single distances need no
+    parents, so a tree that is only looked at never pays for them. ``compute_ms`` is
+    what was computed so far; ``step_ms`` splits it by step (distances, then parents
+    once made)."""
+
+    def __init__(self, graph, metric: str, source: int, dist, parents, tail, backend,
                  compute_ms: float = 0.0, level_ms: dict | None = None,
                  step_ms: dict | None = None) -> None:
         self.graph, self.metric, self.source = graph, metric, int(source)
-        self.dist, self.parent_arc, self.tail = dist, parent_arc, tail
+        self.dist, self.tail = dist, tail
+        self._parents = parents
         self.backend = backend
         self.compute_ms = compute_ms
         self.level_ms = level_ms
-        self.step_ms = step_ms or {}     # compute_ms by step: distances, parents
+        self.step_ms = step_ms or {}
+
+    @property
+    def parent_arc(self):
+        if callable(self._parents):
+            timer = Timer(self.backend)
+            with timer.step("parents"):
+                self._parents = self._parents()
+            self.step_ms["parents"] = timer.total_ms()
+            self.compute_ms += self.step_ms["parents"]
+        return self._parents
 
     @property
     def xp(self):

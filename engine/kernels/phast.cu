@@ -14,10 +14,13 @@ extern "C" __global__ void phast_init(u64* d, int n, const int* sources) {
 }
 
 // Relax arcs [begin, end) of one level: tails are final, heads are in other levels.
-extern "C" __global__ void phast_relax(const long long* __restrict__ tail,
-                                       const long long* __restrict__ head,
-                                       const long long* __restrict__ w, int begin, int end,
-                                       u64* d, int n) {
+// The narrow form reads int32 ends and uint32 costs (12 bytes an arc, not 24: the
+// sweep is bound by memory); the wide one serves hierarchies whose costs pass 2^32.
+template <typename Node, typename Cost>
+__device__ __forceinline__ void relax(const Node* __restrict__ tail,
+                                      const Node* __restrict__ head,
+                                      const Cost* __restrict__ w, int begin, int end,
+                                      u64* d, int n) {
     int a = begin + blockIdx.x * blockDim.x + threadIdx.x;
     if (a >= end) return;
     u64* ds = d + (size_t)blockIdx.y * n;
@@ -25,6 +28,20 @@ extern "C" __global__ void phast_relax(const long long* __restrict__ tail,
     if (du == INF) return;
     u64 cand = du + (u64)w[a];
     if (cand < ds[head[a]]) atomicMin(ds + head[a], cand);
+}
+
+extern "C" __global__ void phast_relax(const long long* __restrict__ tail,
+                                       const long long* __restrict__ head,
+                                       const long long* __restrict__ w, int begin, int end,
+                                       u64* d, int n) {
+    relax(tail, head, w, begin, end, d, n);
+}
+
+extern "C" __global__ void phast_relax_narrow(const int* __restrict__ tail,
+                                              const int* __restrict__ head,
+                                              const unsigned* __restrict__ w, int begin,
+                                              int end, u64* d, int n) {
+    relax(tail, head, w, begin, end, d, n);
 }
 
 // The whole upward sweep as one block per source (grid (1, sources)). Only the

@@ -89,3 +89,19 @@ def test_source_alone_and_unreached_nodes(small):
     assert kept.distance(0) == 0 and kept.path(0).num_arcs == 0
     colours = kept.bins(1.0)
     assert colours.node_bin[0] == 0
+
+
+def test_parents_are_made_when_first_read(small):
+    """Distances and the colours need no parents: a tree pays for them (and reports
+    their time) only once a path or the whole tree is read."""
+    g, h = small
+    kept = phast.PhastQuery(h, CPU).device_tree(5)
+    assert set(kept.step_ms) == {"distances"}
+    before = kept.compute_ms
+    kept.bins(unit_of(g.metric_units, "travel_time").axis()[0])
+    kept.distance(7)
+    assert set(kept.step_ms) == {"distances"}
+    t = int(np.flatnonzero(kept.to_host().distance > 0)[0])
+    assert set(kept.step_ms) == {"distances", "parents"}
+    assert kept.compute_ms == pytest.approx(before + kept.step_ms["parents"])
+    check_path(g, kept.path(t))

@@ -8,6 +8,7 @@ import pytest
 
 from engine.ch import contract, phast, phast_tree
 from engine.core.backend import cpu_backend
+from engine.core.graph import RoadGraph
 from engine.core.paths import Unreachable, check_path
 from engine.core.units import unit_of
 from engine.generate.network import generate_road_network
@@ -43,12 +44,16 @@ def check_same(h, graph, gpu, sources, targets=30):
 
 def test_new_york(ny, gpu):
     h = contract(ny, "travel_time", backend=gpu)
+    assert phast.PhastQuery(h, gpu).index.narrow          # 12-byte arcs in the sweep
     check_same(h, ny, gpu, np.random.default_rng(43).integers(0, ny.num_nodes, 10))
 
 
-def test_generated_and_a_long_path_walked_twice(gpu, monkeypatch):
-    g = generate_road_network(100_000, seed=9)
+def test_shortcuts_past_32_bits_take_the_wide_sweep(gpu):
+    """A line of 20,000 arcs of 2^30: shortcuts below its core cost past 2^32, so the
+    downward sweep keeps 64-bit costs, and the trees still equal the CPU twin's."""
+    n, a = 20_000, np.arange(19_999)
+    g = RoadGraph.from_arcs(n, np.concatenate([a, a + 1]), np.concatenate([a + 1, a]),
+                            {"distance": np.full(2 * a.size, 1 << 30)})
     h = contract(g, "distance", backend=gpu)
-    check_same(h, g, gpu, [0, 777, 54_321])
-    monkeypatch.setattr(phast_tree, "FIRST_WALK", 4)      # every path longer than 4 walks again
-    check_same(h, g, gpu, [12_345], targets=10)
+    assert not phast.PhastQuery(h, gpu).index.narrow
+    check_same(h, g, gpu, [0, n // 2, n - 1])

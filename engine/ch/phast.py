@@ -5,8 +5,10 @@ then the downward sweep top..0; every level is one parallel step (on the GPU a
 thread per arc and atomicMin: a thread per node pulling over its arcs, with no
 atomics, measured slower at 24 M nodes, its arc reads no longer coalesced). On the
 GPU the whole query is a captured CUDA graph of one kernel per level; the CPU twin runs
-the same sweeps in Numba. Parents come from the final distances
-(engine/sssp/parents.py), so a PHAST tree equals the direct SSSP tree arc for arc.
+the same sweeps in Numba. The GPU numbers its distance rows by level (core and top
+first, as PHAST does) and gathers them back to node order once per tree. Parents come
+from the final distances (engine/sssp/parents.py), so a PHAST tree equals the direct
+SSSP tree arc for arc; they are made when a path or the whole tree is first read.
 """
 from __future__ import annotations
 
@@ -56,8 +58,11 @@ class _Index:
                 "down_tail": h.arc_tail[down], "down_head": h.arc_head[down],
                 "down_w": h.arc_weight[down], "core": h.core_nodes.astype(np.int64),
                 "core_dist": np.ascontiguousarray(h.core_dist)}
+        self.rank = None
         if backend.is_gpu:
-            host.update(_search_arrays(h, host["up_tail"], host["core"]))
+            node_level = _renumber_by_level(h, host)
+            self.rank = xp.asarray(host.pop("rank").astype(np.int32))
+            host.update(_search_arrays(node_level, h.num_levels, host["up_tail"], host["core"]))
             # the downward sweep reads 12 bytes an arc where costs fit 32 bits
             self.narrow = host["down_w"].size == 0 or int(host["down_w"].max()) < 2**32
             if self.narrow:
@@ -69,18 +74,34 @@ class _Index:
         self.graphs = {}
 
 
-def _search_arrays(h: Hierarchy, up_tail, core):
+def _renumber_by_level(h: Hierarchy, host: dict) -> np.ndarray:
+    """Number the GPU's distance rows by level, the core and top level first (PHAST's
+    reordering): a level's heads are one contiguous run and the levels above it, whose
+    tails it reads, are packed before it, so the small upper levels stay in the L2
+    cache. The order within a level is the graph's own, so the gather back to node
+    order reads each level as a stream. Rewrites ``host``'s node ids in place (adds
+    ``rank``: node -> row) and returns the levels by row."""
+    order = np.argsort(-h.node_level.astype(np.int64), kind="stable")
+    rank = np.empty(h.num_nodes, dtype=np.int64)
+    rank[order] = np.arange(h.num_nodes, dtype=np.int64)
+    for name in ("up_tail", "up_head", "down_tail", "down_head", "core"):
+        host[name] = rank[host[name]]
+    host["rank"] = rank
+    return h.node_level[order]
+
+
+def _search_arrays(node_level, levels: int, up_tail, core):
     """What the GPU's one-kernel upward search needs: each node's up arcs (they are
     contiguous: all in its own level, sorted by tail), levels, bucket offsets."""
-    n, arcs = h.num_nodes, np.arange(up_tail.size, dtype=np.int64)
+    n, arcs = node_level.size, np.arange(up_tail.size, dtype=np.int64)
     up_begin, up_end = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     up_begin[up_tail[::-1]] = arcs[::-1]           # the last write is the first arc
     up_end[up_tail] = arcs + 1
-    level_size = np.bincount(h.node_level, minlength=h.num_levels + 1)
+    level_size = np.bincount(node_level, minlength=levels + 1)
     core_index = np.full(n, -1, dtype=np.int32)
     core_index[core] = np.arange(core.size, dtype=np.int32)
     return {"up_begin": up_begin, "up_end": up_end,
-            "node_level": h.node_level.astype(np.int32),
+            "node_level": node_level.astype(np.int32),
             "level_start": np.concatenate([[0], np.cumsum(level_size)]).astype(np.int64),
             "core_index": core_index}
 
@@ -117,9 +138,9 @@ class PhastQuery:
         with timer.step("distances"):
             if backend.is_gpu:
                 d, level_ms = _gpu_distances(self.index, [int(source)], per_level)
-                # the captured launches write the same buffer every query: this tree
-                # keeps a copy. 2^64-1 (unreached) read as int64 is -1, the host's mark.
-                dist = d[0].copy().view(np.int64)
+                # rows by level back to node order, a new array: the captured launches
+                # write the same buffer every query. 2^64-1 (unreached) as int64 is -1.
+                dist = d[0][self.index.rank].view(np.int64)
             else:
                 dist, level_ms = _cpu_distances(self.index, int(source), per_level)
                 dist[dist == INF64] = -1
@@ -149,7 +170,7 @@ class PhastQuery:
             check_node(self.hierarchy.graph, s)
         if self.backend.is_gpu:
             d, _ = _gpu_distances(self.index, sources, False)
-            d = self.backend.to_host(d)
+            d = self.backend.to_host(d[:, self.index.rank])
             out = d.astype(np.int64)
             out[d == U64_INF] = -1
             return out
@@ -172,7 +193,9 @@ def _gpu_distances(index: _Index, sources: list[int], per_level: bool):
     if b not in index.graphs:
         index.graphs[b] = _GpuQuery(index, b)
     q = index.graphs[b]
-    index.backend.to_device(np.asarray(sources, dtype=np.int32), out=q.sources)
+    xp = index.backend.xp
+    with index.backend.active():
+        xp.take(index.rank, xp.asarray(sources, dtype=np.int64), out=q.sources)   # rows
     if not per_level:
         q.launch()
         return q.d, None

@@ -159,6 +159,14 @@ class PhastQuery:
         parent_arc = parent_arcs(self.prepared, d, unreached, source, on_device=True)
         return self.backend.xp.asarray(parent_arc)
 
+    def sweep_into(self, source: int, out) -> None:
+        """GPU only: queue the sweep from internal node ``source`` and gather its
+        distances (uint64, node order, 2^64-1 unreached) into ``out``, a device buffer
+        that captured work may read; no host wait (the cost-budgeted bounds)."""
+        d, _ = _gpu_distances(self.index, [int(source)], False)
+        with self.backend.active():
+            self.backend.xp.take(d[0], self.index.rank, out=out)
+
     def distances(self, sources) -> np.ndarray:
         """Distances (int64 [len(sources), n], -1 unreachable) from many sources at once.
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from engine.ch import contract
 from engine.core.graph import RoadGraph
-from engine.ch.phast import PhastQuery, _gpu_distances
+from engine.ch.phast import PhastQuery
 
 TREE_BLOCK = 256
 
@@ -47,6 +47,10 @@ class GpuBounds:
         self.lb_l, self.lb_c = xp.empty(n, np.int64), xp.empty(n, np.int64)
         self.cost_along, self.length_along = xp.empty(n, np.int64), xp.empty(n, np.int64)
         self.length_next, self.cost_next = xp.empty(n, np.int32), xp.empty(n, np.int32)
+        # the sweeps' distances in node order and the target: buffers the trees'
+        # captured launches read
+        self._d = {name: xp.empty(n, np.uint64) for name in self.phast}
+        self._target = xp.zeros(1, np.int32)
         self.rounds = max(1, math.ceil(math.log2(max(n, 2))))
         # per metric: its tree's arrays, pointer-jumping scratch and captured launches
         self._tree_args = {
@@ -60,12 +64,12 @@ class GpuBounds:
     def run(self, target: int) -> None:
         """Queue the two sweeps and the trees for ``target`` (no host wait): the cost's
         on the side stream, joined back before the caller's next work."""
+        self.backend.to_device(np.array([target], dtype=np.int32), out=self._target)
         if self._trees is None:
             for name in ("csp_tree", "csp_jump", "csp_jump_end"):
                 self.backend.kernel("csp", name)
-            self._d = {name: self._sweep(name, target) for name in self.phast}
             self._trees = {name: self.backend.capture(lambda name=name: self._queue_tree(name))
-                           for name in self.phast}   # PHAST writes into the same buffers
+                           for name in self.phast}
         main = self.backend.xp.cuda.get_current_stream()
         self.forked.record(main)          # the side waits for the work queued before
         self.side.wait_event(self.forked)
@@ -77,14 +81,14 @@ class GpuBounds:
         self._trees["length"]()
         main.wait_event(self.joined)
 
-    def _sweep(self, name: str, target: int):
-        """Queue one PHAST sweep from ``target``; its distances (uint64, device)."""
-        return _gpu_distances(self.phast[name].index, [int(target)], False)[0][0]
+    def _sweep(self, name: str, target: int) -> None:
+        """Queue one PHAST sweep from ``target`` into its distances buffer."""
+        self.phast[name].sweep_into(target, self._d[name])
 
     def _queue_tree(self, name: str) -> None:
-        target = _sources(self.phast[name])       # its sources buffer holds the target
         w, other, lb, next_arc, along = self._tree_args[name]
-        self.tree(w, other, self._d[name], lb, next_arc, along, target, self._scratch[name])
+        self.tree(w, other, self._d[name], lb, next_arc, along, self._target,
+                  self._scratch[name])
 
     def tree_scratch(self) -> tuple:
         """Pointer-jumping buffers for ``tree``: one set per caller that may run beside
@@ -111,7 +115,3 @@ class GpuBounds:
         b.launch("csp", "csp_jump_end", (n, target_buffer, src_p, along),
                  threads=self.n, block=TREE_BLOCK)
 
-
-def _sources(query: PhastQuery):
-    """The device int32 [1] that holds the last PHAST source (our target)."""
-    return query.index.graphs[1].sources

@@ -20,13 +20,13 @@ Graphs with no coordinates (DIMACS without .co) know only straight and U-turns.
 """
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
+from engine.core.cores import usable_cores
 from engine.core.graph import csr_offsets
 
 TURN_TYPES = ("straight", "slight_right", "right", "sharp_right",
@@ -132,8 +132,7 @@ def _turn_types(graph, from_arc: np.ndarray, to_arc: np.ndarray) -> np.ndarray:
         def typed(lo: int) -> None:
             hi = min(lo + _TURN_CHUNK, from_arc.size)
             types[lo:hi] = _angle_types(graph, from_arc[lo:hi], to_arc[lo:hi], only[lo:hi])
-        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-            else os.cpu_count() or 1
+        threads = usable_cores()
         with ThreadPoolExecutor(max(1, min(threads, -(-from_arc.size // _TURN_CHUNK)))) as pool:
             list(pool.map(typed, range(0, from_arc.size, _TURN_CHUNK)))
     types[back] = U_TURN

@@ -88,6 +88,31 @@ def test_two_stage_search_between_top_cells_matches_the_oracle(decoder, seed):
     assert apart.mean() > 0.8
 
 
+def test_stage_one_on_two_threads_equals_it_on_one():
+    """staged.py runs the backward search of stage 1 on a side thread: neither search
+    reads the other's costs, so every cost and every path equals the one-thread run's,
+    query after query (the arcs both reached are met afterwards, each listed once)."""
+    from concurrent.futures import ThreadPoolExecutor
+    g = generate_road_network(12_000, seed=42)
+    overlay, metric, query = crp_setup(g, "car-fastest", levels=(4, 7, 9))
+    pairs = np.random.default_rng(42).integers(0, g.num_nodes, (120, 2))
+    answers = []
+    for side in (None, ThreadPoolExecutor(1), None):
+        query._side = side
+        got = []
+        for s, t in pairs:
+            try:
+                p = query.route(int(s), int(t))
+                got.append((p.distance, p.arcs.tolist()))
+            except Unreachable:
+                got.append(None)
+            listed = query._touched[:query._ntouched]
+            assert np.unique(listed).size >= listed.size - 8     # the seeds at most twice
+        answers.append(got)
+    assert answers[0] == answers[1] == answers[2]
+    assert sum(a is not None for a in answers[0]) > 100
+
+
 def test_tables_built_together_equal_tables_built_one_by_one():
     """bounds.py builds every top cell's two tables at the first query, in parallel: each
     equals that table built alone, and a new metric builds them again."""

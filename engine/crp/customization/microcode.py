@@ -24,7 +24,6 @@ the Dijkstra's in the cell; the costs equal it whenever neither overflows.)
 """
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ import numba as nb
 import numpy as np
 
 from engine.core.arrays import grow
+from engine.core.cores import usable_cores
 from engine.crp.customization.cell_metric import CostOverflow
 from engine.crp.customization.contraction import broken, contract_cell, scratch
 from engine.crp.customization.cpu import cell_span
@@ -151,8 +151,7 @@ def _in_chunks(num_cells, threads, cell_args, fill, out, per_cell) -> int:
     the first broken cell, or -1."""
     bounds = list(range(0, num_cells, _CHUNK)) + [num_cells]
     if threads is None:
-        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-            else os.cpu_count() or 1
+        threads = usable_cores()
 
     def chunk(k):
         return _compile_range(bounds[k], bounds[k + 1], *cell_args, fill, *out, *per_cell)

@@ -14,9 +14,9 @@ every worker.
 from __future__ import annotations
 
 import multiprocessing
-import os
 import threading
 
+from engine.core.cores import usable_cores
 from engine.core.progress import Cancelled
 
 POLL_S = 0.05
@@ -34,10 +34,7 @@ def shared(name: str):
 
 
 def default_workers() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:          # not on Linux
-        return os.cpu_count() or 1
+    return usable_cores()
 
 
 def check_cancel(cancel) -> None:

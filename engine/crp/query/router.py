@@ -21,6 +21,7 @@ from engine.crp.query.search import bidirectional, clear, reaches
 from engine.crp.query.staged import staged
 from engine.crp.query.unpack import bottom_space, search_steps, tree_space, unpack_path
 from engine.core.arrays import huge
+from engine.core.cores import side_thread
 from engine.core.paths import Unreachable, check_node, path_from_arcs, unreachable
 
 
@@ -52,7 +53,13 @@ class CrpQuery:
         # taken in int64). Costs and records per arc (search.py), on 2 MB pages
         self._dist = huge(np.full((m, 2), FORBIDDEN, dtype=np.int32))
         self._rec = huge(np.full((m, 4), -1, dtype=np.int32))
-        self._touched = np.empty(m + 1, dtype=np.int32)
+        # the forward search may list a target arc start() listed (staged.py): room for
+        # the seeds twice; the backward search's own list in stage 1
+        seeds = int(np.diff(g.first_out).max(initial=0)) + \
+            int(np.diff(g.backward.first_in).max(initial=0))
+        self._touched = np.empty(m + 1 + seeds, dtype=np.int32)
+        self._back = np.empty(m + 1, dtype=np.int32)
+        self._side = side_thread()
         self._heaps = (np.empty(m, np.int64), np.empty(m, np.int64))
         self._ntouched = 0
         urec = np.full((m, 4), -1, dtype=np.int32)      # unpacking's local searches
@@ -150,7 +157,7 @@ class CrpQuery:
                 self._columns)
         top = self._bounds.top
         if self.two_stage and top >= 0 and cs[top] != ct[top]:   # different top cells
-            best, meet, nt = staged(*args, self._where)
+            best, meet, nt = staged(*args, self._where, self._back, self._side)
         else:
             best, meet, nt = bidirectional(*args)
         t2 = time.perf_counter()

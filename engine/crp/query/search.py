@@ -123,14 +123,14 @@ def bidirectional(sources, source_cost, targets, graph, cells, cs, ct, shortcuts
                 near_s = kf
             nf, nt, best, meet = _settle(0, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt,
                                          hf, nf, best, meet, bounds, near_t if near_t >= 0 else kb,
-                                         columns)
+                                         columns, False)
         else:
             x = hb[0] & 0xFFFFFFFF
             if near_t < 0 and x < btop and lb_t[x] < 0:
                 near_t = kb
             nb_, nt, best, meet = _settle(1, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt,
                                           hb, nb_, best, meet, bounds, near_s if near_s >= 0 else kf,
-                                          columns)
+                                          columns, False)
     forget(hf, rec, 2, nf)
     forget(hb, rec, 3, nb_)
     return best, meet, nt
@@ -138,12 +138,13 @@ def bidirectional(sources, source_cost, targets, graph, cells, cs, ct, shortcuts
 
 @nb.njit(cache=True, _nrt=False)
 def _settle(f, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, heap, size, best, meet,
-            bounds, rest, columns):
+            bounds, rest, columns, solo):
     """Settle the top arc x of one search's heap (f: 0 forward, 1 backward). Forward:
     x's head cell's row from x, or the turns out of x; backward: x's tail cell's
     column into x (from the column-major copy: _column), or the turns into x.
     ``rest``: a lower bound of the cost between the far end's top cell boundary and
-    the far end (the other side's key until it settles its first arc there)."""
+    the far end (the other side's key until it settles its first arc there); ``solo``:
+    see _relax."""
     first_turn, to_arc, first_turn_in, turn_in, from_arc, turn_weight, arc_level = graph
     query_level, head_rec, tail_rec, entry_first, entry_arc, exit_first, exit_arc = cells
     lb_t, lb_s, cell_lb_t, cell_lb_s, top_of_cell = bounds[0], bounds[1], bounds[2], bounds[3], \
@@ -175,14 +176,14 @@ def _settle(f, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, heap, si
                 v = lbv[y] if y < btop else lbx
                 if v < 0 or nd + v + rest < best:
                     size, nt, best, meet = _relax(y, nd, nd, x, f, dist, rec, heap, size, touched, nt,
-                                                  best, meet)
+                                                  best, meet, solo)
     else:
         for k in range(first[x], first[x + 1]):
             t = k if f == 0 else turn_in[k]
             nd = d + turn_weight[t]
             if nd < best:
                 size, nt, best, meet = _relax(turn_end[t], nd, nd, x, f, dist, rec, heap, size, touched,
-                                              nt, best, meet)
+                                              nt, best, meet, solo)
     return size, nt, best, meet
 
 
@@ -207,13 +208,15 @@ def _column(cb, base, shortcuts, entry_first, exit_first, columns):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _relax(y, nd, key, x, f, dist, rec, heap, size, touched, nt, best, meet):
+def _relax(y, nd, key, x, f, dist, rec, heap, size, touched, nt, best, meet, solo):
     """Arc y reached at cost nd from x, queued with ``key`` (nd for Dijkstra, nd plus a
     lower bound for staged.py's A*) unless that cannot beat the best path. Callers pass
     only nd < best: nothing reached at best or more can improve on it (costs are >= 0),
-    and best <= FORBIDDEN, so that test drops forbidden moves too."""
+    and best <= FORBIDDEN, so that test drops forbidden moves too. ``solo``: the other
+    direction runs at the same time (staged.py), so its costs are not read: y is listed
+    when this direction first reaches it, and meetings are found afterwards."""
     if nd < dist[y, f]:
-        other = dist[y, 1 - f]
+        other = FORBIDDEN if solo else dist[y, 1 - f]
         if other == FORBIDDEN and dist[y, f] == FORBIDDEN:
             touched[nt] = y
             nt += 1

@@ -11,7 +11,10 @@ distance from any top arc to the target's top cell T. So:
    arcs that leave it (*parked* with their cost); the backward search explores T and
    stops at the arcs that enter it. Both run to exhaustion: each cell's costs are
    then exact for paths that stay inside it. (These are the searches of search.py's
-   ``_settle``, with the same levels, so the path unpacks as before.)
+   ``_settle``, with the same levels, so the path unpacks as before.) Neither reads
+   the other's costs, so they run side by side on two threads (each touches only its
+   own column of the costs, records and heaps, and lists its arcs apart); the arcs
+   both reached are met afterwards, in one scan.
 2. **Across.** A forward A* from the parked arcs, keyed by cost + h, with
    h = the least over T's entry groups g of to[T, g][y] + (the least cost from an
    arc of g entering T to t) for a top arc y (bounds.py: a group is the entries into
@@ -37,6 +40,7 @@ section crp_query_scale of scripts/bench.py).
 from __future__ import annotations
 
 import numba as nb
+import numpy as np
 
 from engine.crp.metric import FORBIDDEN
 from engine.crp.query.search import _relax, _settle, free_level, start
@@ -45,29 +49,91 @@ from engine.core.heaps import (
 )
 
 
-@nb.njit(cache=True, _nrt=False)
 def staged(sources, source_cost, targets, graph, cells, cs, ct, shortcuts, dist, rec, touched,
-           nt_old, heaps, bounds, columns, where):
+           nt_old, heaps, bounds, columns, where, back, side=None):
     """As search.bidirectional (same arguments and results), for s and t in different
     top cells; ``where``: (the head node of each query id, each node's flat cell per
-    level), for the top cell an arc lies in."""
+    level), for the top cell an arc lies in; ``back``: the backward search's own list
+    of touched arcs (as long as ``touched``); ``side``: an executor
+    (engine.core.cores.side_thread) whose thread runs the backward search of stage 1 while
+    this one runs the forward (None: in turn).
+    The two never read each other's costs, so the answer and the path are the same
+    either way."""
     hf, hb = heaps
     top = bounds[5]
     S, T = cs[top], ct[top]
-    head_rec, tail_rec = cells[1], cells[2]
-    arc_level = graph[6]
     nf, nb_, nt, best, meet = start(sources, source_cost, targets, dist, rec, heaps, touched,
                                     nt_old)
-    # 1. inside S (forward) and inside T (backward), each to exhaustion
-    nt, best, meet = _inside(0, S, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, hf,
-                             nf, best, meet, bounds, columns)
-    nt, best, meet = _inside(1, T, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, hb,
-                             nb_, best, meet, bounds, columns)
-    nf = 0
+    # 1. inside S (forward) and inside T (backward), each to exhaustion, side by side
+    backward = (1, T, graph, cells, cs, ct, shortcuts, dist, rec, back, 0, hb, nb_, best,
+                bounds, columns)
+    if side is None:
+        nb_touched = _inside(*backward)
+        nt = _inside(0, S, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, hf, nf, best,
+                     bounds, columns)
+    else:
+        later = side.submit(_inside, *backward)
+        nt = _inside(0, S, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, hf, nf, best,
+                     bounds, columns)
+        nb_touched = later.result()
+    nt, best, meet = _merge(touched, nt, back, nb_touched, dist)
     # 2. across: the A* from the arcs that left S
+    return _across(graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, hf, best, meet,
+                   bounds, where)
+
+
+@nb.njit(cache=True, _nrt=False, nogil=True)
+def _inside(f, own, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, heap, size, best,
+            bounds, columns):
+    """One search to exhaustion inside its top cell ``own`` (f = 0: forward in S, the
+    arcs that leave S parked; f = 1: backward in T, the arcs that enter T parked),
+    listing the arcs it reaches first in ``touched`` from ``nt`` (returns the new
+    count); parked arcs keep their cost, out of the heap. It reads only its own
+    direction's costs (search._relax's solo), so the two can run at once."""
+    top, arc_level = bounds[5], graph[6]
+    ends = cells[1] if f == 0 else cells[2]           # head cells forward, tail cells back
+    meet = -1
+    while size > 0:
+        x = heap[0] & 0xFFFFFFFF
+        if arc_level[x] > top and ends[x, top, 0] != own:
+            _, x, size = pop(heap, rec, 2 + f, size)
+        else:
+            size, nt, _, meet = _settle(f, graph, cells, cs, ct, shortcuts, dist, rec, touched,
+                                        nt, heap, size, best, meet, bounds, 0, columns, True)
+    return nt
+
+
+@nb.njit(cache=True, _nrt=False)
+def _merge(touched, nt, back, nb, dist):
+    """The backward list appended to ``touched`` (minus the arcs the forward search
+    listed: those it reached), then the best meeting over every arc both reached:
+    (count, best, meeting arc)."""
+    for i in range(nb):
+        y = back[i]
+        if dist[y, 0] == FORBIDDEN:
+            touched[nt] = y
+            nt += 1
+    best, meet = FORBIDDEN, -1
+    for i in range(nt):
+        y = touched[i]
+        if dist[y, 0] != FORBIDDEN and dist[y, 1] != FORBIDDEN:
+            total = np.int64(dist[y, 0]) + np.int64(dist[y, 1])
+            if total < best:
+                best, meet = total, y
+    return nt, best, meet
+
+
+@nb.njit(cache=True, _nrt=False)
+def _across(graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, hf, best, meet, bounds,
+            where):
+    """Stage 2: the A* from the arcs that left S, to (best, meeting arc, touched)."""
+    top = bounds[5]
+    S, T = cs[top], ct[top]
+    head_rec, tail_rec, arc_level = cells[1], cells[2], graph[6]
     rest, leave_t = _rests(touched, nt, dist, arc_level, top, tail_rec, T, bounds, cells)
     if rest >= FORBIDDEN:              # nothing enters T from outside: best is final
         return best, meet, nt
+    nf = 0
     for i in range(nt):
         x = touched[i]
         if dist[x, 0] != FORBIDDEN and arc_level[x] > top and head_rec[x, top, 0] != S:
@@ -80,24 +146,6 @@ def staged(sources, source_cost, targets, graph, cells, cs, ct, shortcuts, dist,
                                      hf, nf, best, meet, bounds, rest, leave_t, where)
     forget(hf, rec, 2, nf)
     return best, meet, nt
-
-
-@nb.njit(cache=True, _nrt=False)
-def _inside(f, own, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, heap, size, best,
-            meet, bounds, columns):
-    """One search to exhaustion inside its top cell ``own`` (f = 0: forward in S, the
-    arcs that leave S parked; f = 1: backward in T, the arcs that enter T parked):
-    (touched, best, meeting arc); parked arcs keep their cost, out of the heap."""
-    top, arc_level = bounds[5], graph[6]
-    ends = cells[1] if f == 0 else cells[2]           # head cells forward, tail cells back
-    while size > 0:
-        x = heap[0] & 0xFFFFFFFF
-        if arc_level[x] > top and ends[x, top, 0] != own:
-            _, x, size = pop(heap, rec, 2 + f, size)
-        else:
-            size, nt, best, meet = _settle(f, graph, cells, cs, ct, shortcuts, dist, rec, touched,
-                                           nt, heap, size, best, meet, bounds, 0, columns)
-    return nt, best, meet
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -162,7 +210,7 @@ def _expand(x, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, heap, si
             if nd < best and nd < dist[y, 0]:         # h only for an arc that improves
                 key = nd + _h(y, arc_level, top, where, bounds, rest, leave_t)
                 size, nt, best, meet = _relax(y, nd, key, x, 0, dist, rec, heap, size, touched,
-                                              nt, best, meet)
+                                              nt, best, meet, False)
     else:
         for t in range(first_turn[x], first_turn[x + 1]):
             nd = d + turn_weight[t]
@@ -170,5 +218,5 @@ def _expand(x, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, heap, si
             if nd < best and nd < dist[y, 0]:
                 key = nd + _h(y, arc_level, top, where, bounds, rest, leave_t)
                 size, nt, best, meet = _relax(y, nd, key, x, 0, dist, rec, heap, size, touched,
-                                              nt, best, meet)
+                                              nt, best, meet, False)
     return size, nt, best, meet

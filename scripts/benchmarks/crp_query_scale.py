@@ -14,11 +14,14 @@ with the two-stage search between top cells (staged.py, the default) and with th
 bidirectional search alone (search.py, as before it), so the ratio is measured in
 the same run; the two stages again with stage 1's searches one after the other on
 the calling thread (staged.py runs the backward one on a side thread where there are
-two cores). A query is split into bounds / search / unpack by CrpQuery.last_ms;
+two cores), and with the metric's unpacking trees dropped, as a GPU customization
+has none (unpack.py then searches each shortcut's cell from both ends). A query is
+split into bounds / search / unpack by CrpQuery.last_ms;
 "total" is route() as the caller sees it (also the Path's checks).
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import time
@@ -97,6 +100,12 @@ def _config_rows(label, g, levels) -> list[list[str]]:
         query.two_stage, query._side = two_stage, thread
         rows += _pass_rows(label, what, name, query, pairs)
     query.two_stage, query._side = True, side
+    # a GPU customization keeps no unpacking trees: every shortcut is a search in its cell
+    query.set_metric(dataclasses.replace(metric, trees=None))
+    _pass_rows(label, what, "warm-up", query, pairs)
+    rows += _pass_rows(label, what, "two stages, a metric without unpacking trees (GPU's)",
+                       query, pairs)
+    query.set_metric(metric)
     return rows
 
 

@@ -240,3 +240,16 @@ def test_routes_without_hints_equal_routes_with_them():
         assert a.distance == b.distance
         check_path(g, metric, turns, b, set())
         check_path(g, metric, turns, a, set())
+
+
+def test_routes_without_hints_on_four_levels_match_the_oracle():
+    """Unpacking without hints searches each shortcut's cell from both ends (unpack.py):
+    on four levels and banned turns every cost equals the oracle's and every path is
+    valid."""
+    import dataclasses
+    g = generate_road_network(12_000, seed=43)
+    overlay, metric, _ = crp_setup(g, "car-fastest", levels=(4, 7, 9))
+    bare = dataclasses.replace(metric, trees=None)
+    query = CrpQuery(overlay, bare)
+    assert compare_with_oracle(g, overlay, bare, query, 15, 20, seed=43) == 300
+    assert query._back_scratch[0].shape[0] == query.space.crossing[0]

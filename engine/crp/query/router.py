@@ -19,7 +19,9 @@ from engine.crp.metric import FORBIDDEN
 from engine.crp.customization.cell_metric import CostOverflow
 from engine.crp.query.search import bidirectional, clear, reaches
 from engine.crp.query.staged import staged
-from engine.crp.query.unpack import bottom_space, search_steps, tree_space, unpack_path
+from engine.crp.query.unpack import (
+    back_scratch, bottom_space, search_steps, tree_space, unpack_path,
+)
 from engine.core.arrays import huge
 from engine.core.cores import side_thread
 from engine.core.paths import Unreachable, check_node, path_from_arcs, unreachable
@@ -60,6 +62,7 @@ class CrpQuery:
         self._touched = np.empty(m + 1 + seeds, dtype=np.int32)
         self._back = np.empty(m + 1, dtype=np.int32)
         self._side = side_thread()
+        self._back_scratch = None          # unpack.back_scratch, made on first use
         self._heaps = (np.empty(m, np.int64), np.empty(m, np.int64))
         self._ntouched = 0
         urec = np.full((m, 4), -1, dtype=np.int32)      # unpacking's local searches
@@ -192,9 +195,14 @@ class CrpQuery:
     def _unpack(self, meet: int) -> np.ndarray:
         """Original arcs of the search path through ``meet``."""
         q = self.space
+        # searches above level 0 only without the metric's trees: room for them then
+        need = 0 if self._hints[4].size else int(q.crossing[0])
+        if self._back_scratch is None or self._back_scratch[1].size < need + 1:
+            self._back_scratch = back_scratch(need)
+        back = (q.tail_rec, q.entry_first, q.entry_q, self._columns, *self._back_scratch)
         arcs = unpack_path(meet, self._rec, self._levels_of, self._unpack_space, self.shortcuts,
                            q.clique_first, self._urec, self._utouched, self._heaps[0],
-                           self._hints)
+                           self._hints, back)
         return q.arc_of_q[arcs]
 
 

@@ -8,10 +8,12 @@ twin's shortest-path tree of every cell entry, levels >= 1), a level-l shortcut'
 steps are read by walking predecessors from x back to e, one load per step.
 Level 0's microinstructions keep no tree: its small cells are searched on their own
 local graph (the overlay's, turns as edges) with scratch arrays of a cell's size.
-Metrics without hints (the GPU customizer's) search above level 0 too, by a Dijkstra
-over C's level-(l-1) shortcut rows. Both searches ignore anything costlier than the
-shortcut itself, whose cost customization already knows, and stop on reaching x at
-that cost.
+Metrics without hints (the GPU customizer's) search above level 0 too, by a
+bidirectional Dijkstra over C's level-(l-1) matrices: their rows forward from e, their
+columns backward from x (the query's column-major copy). Both searches ignore anything
+costlier than the shortcut itself, whose cost customization already knows, and stop
+on reaching x at that cost (the bidirectional one: on an arc both sides reach at
+costs that sum to it).
 """
 from __future__ import annotations
 
@@ -24,51 +26,92 @@ from engine.crp.customization.trees import tree_layout
 from engine.core.heaps import (
     packed_forget as forget, packed_pop as pop, packed_push_or_decrease as push_or_decrease,
 )
-from engine.crp.query.search import free_level
+from engine.crp.query.search import _column, free_level
 from engine.crp.metric import FORBIDDEN
 
 
 @nb.njit(cache=True, _nrt=False)
-def _cell_path(l, e, x, bound, space, shortcuts, urec, touched, heap):
-    """Dijkstra from e towards x inside e's level-l cell, up to cost ``bound``: leaves
-    urec[:, 0] (cost) and urec[:, 1] (each arc's predecessor) for the caller to walk
-    back from x, and returns how many arcs it touched (listed in ``touched``). Since
-    ``bound`` is the shortcut's cost, hence the optimum, it stops once x is reached at
-    that cost: the arcs before x on its chain were all settled already."""
-    first_turn, to_q, turn_weight, crossing, head_rec, exit_first, exit_q = space
+def _cell_path(l, e, x, bound, space, shortcuts, urec, touched, heap, back):
+    """Bidirectional Dijkstra between e and x inside e's level-l cell C (l >= 1), up to
+    cost ``bound``: forward from e over C's subcells' rows (urec: cost, predecessor,
+    heap slot), backward from x over their columns (back's brec: cost, successor, heap
+    slot; the query's column-major copy, search._column). ``bound`` is the shortcut's
+    cost, hence the optimum, so it stops at the first arc both reach at costs that sum
+    to it: (that arc or -1, arcs listed in ``touched``, in back's list)."""
+    crossing, head_rec, exit_first, exit_q = space[3], space[4], space[5], space[6]
+    tail_rec, entry_first, entry_q, columns, brec, btouched, bheap = back
     leaves = crossing[l]                    # query ids below it leave C
-    nt = 1
-    touched[0] = e
-    urec[e, 0] = 0
+    touched[0], btouched[0] = e, x
+    urec[e, 0] = brec[x, 0] = 0
     size = push_or_decrease(heap, urec, 2, 0, 0, e)
-    while size > 0 and urec[x, 0] != bound:  # x reached at its known cost: done
-        d, y, size = pop(heap, urec, 2, size)
-        if l == 0:
-            for k in range(first_turn[y], first_turn[y + 1]):
-                size, nt = _reach(to_q[k], d + turn_weight[k], y, x, leaves, bound, urec,
-                                  touched, nt, heap, size)
-        else:                               # y enters a subcell D of C: D's row from y
+    bsize = push_or_decrease(bheap, brec, 2, 0, 0, x)
+    nt = nbt = 1
+    meet = -1
+    while meet < 0:
+        kf = heap[0] >> 32 if size > 0 else FORBIDDEN
+        kb = bheap[0] >> 32 if bsize > 0 else FORBIDDEN
+        if kf + kb > bound:                 # no arc left can meet at the optimum
+            break
+        if kf <= kb:                        # y enters a subcell D of C: D's row from y
+            d, y, size = pop(heap, urec, 2, size)
             cb = head_rec[y, l - 1, 0]
             lo, row = exit_first[cb], head_rec[y, l - 1, 1]
             for k in range(exit_first[cb + 1] - lo):
-                size, nt = _reach(exit_q[lo + k], d + shortcuts[row + k], y, x, leaves, bound,
-                                  urec, touched, nt, heap, size)
+                z, nd = exit_q[lo + k], d + shortcuts[row + k]
+                if nd <= bound and nd < urec[z, 0] and (z >= leaves or z == x):
+                    size, nt = _reach(z, nd, y, urec, touched, nt, heap, size)
+                    if brec[z, 0] != FORBIDDEN and nd + brec[z, 0] == bound:
+                        meet = z
+                        break
+        else:                               # z leaves a subcell D of C: D's column into z
+            d, z, bsize = pop(bheap, brec, 2, bsize)
+            cb = tail_rec[z, l - 1, 0]
+            mat, base = _column(cb, tail_rec[z, l - 1, 1], shortcuts, entry_first, exit_first,
+                                columns)
+            lo = entry_first[cb]
+            for k in range(entry_first[cb + 1] - lo):
+                y, nd = entry_q[lo + k], d + mat[base + k]
+                if nd <= bound and nd < brec[y, 0] and (y >= leaves or y == e):
+                    bsize, nbt = _reach(y, nd, z, brec, btouched, nbt, bheap, bsize)
+                    if urec[y, 0] != FORBIDDEN and nd + urec[y, 0] == bound:
+                        meet = y
+                        break
     forget(heap, urec, 2, size)
-    return nt
+    forget(bheap, brec, 2, bsize)
+    return meet, nt, nbt
 
 
 @nb.njit(cache=True, _nrt=False, inline="always")
-def _reach(z, nd, y, x, leaves, bound, urec, touched, nt, heap, size):
-    """Arc z at cost nd from y, unless that costs more than the shortcut (so also when
-    forbidden: bound < FORBIDDEN) or z leaves the cell before x."""
-    if nd <= bound and nd < urec[z, 0] and (z >= leaves or z == x):
-        if urec[z, 0] == FORBIDDEN:
-            touched[nt] = z
-            nt += 1
-        urec[z, 0] = nd
-        urec[z, 1] = y
-        size = push_or_decrease(heap, urec, 2, size, nd, z)
-    return size, nt
+def _reach(z, nd, y, rec, touched, nt, heap, size):
+    """Arc z reached at cost nd from y (its predecessor forward, successor backward)."""
+    if rec[z, 0] == FORBIDDEN:
+        touched[nt] = z
+        nt += 1
+    rec[z, 0] = nd
+    rec[z, 1] = y
+    return push_or_decrease(heap, rec, 2, size, nd, z), nt
+
+
+@nb.njit(cache=True)
+def _push_path(l, e, x, meet, urec, brec, stack, top):
+    """Push the level-(l-1) steps of the path e -> meet -> x (urec's predecessors up to
+    meet, brec's successors after it), last step first, so they pop in path order."""
+    first = top
+    y = meet
+    while y != x:                           # meet -> x in order, then turned over
+        stack, top = _push(stack, top, l - 1, y, brec[y, 1])
+        y = brec[y, 1]
+    lo, hi = first, top - 1
+    while lo < hi:
+        for c in range(3):
+            stack[lo, c], stack[hi, c] = stack[hi, c], stack[lo, c]
+        lo += 1
+        hi -= 1
+    y = meet
+    while y != e:                           # meet back to e: already last first
+        stack, top = _push(stack, top, l - 1, urec[y, 1], y)
+        y = urec[y, 1]
+    return stack, top
 
 
 @nb.njit(cache=True, _nrt=False)
@@ -222,12 +265,14 @@ def _tree_steps(l, e, x, head_rec, tail_rec, clique_first, exit_first, hints, st
 
 @nb.njit(cache=True)
 def unpack_path(meet, rec, levels_of, space, shortcuts, clique_first, urec, touched, heap,
-                hints):
+                hints, back):
     """Arcs (query ids) of the search path through ``meet`` (rec: the search's
     records). ``urec`` ([m, 4]: cost, predecessor, heap slot) is FORBIDDEN, -, -1
     everywhere and is left so; touched and the heap are scratch. ``hints``: the trees
     (tree_space and the metric's values; none: search above level 0 too), level 0's
-    local graph, the turn weights it indexes and its scratch (bottom_space)."""
+    local graph, the turn weights it indexes and its scratch (bottom_space).
+    ``back``: what the searches above level 0 need backwards (tail_rec, entry_first,
+    entry_q, the query's columns, and brec, its list and heap: back_scratch)."""
     step_arc, step_level = search_steps(meet, rec, levels_of)
     tail_rec, head_rec, exit_first = levels_of[3], space[4], space[5]
     entry_first, trees, bottom, turn_weight, scratch = hints[3:]
@@ -260,14 +305,22 @@ def unpack_path(meet, rec, levels_of, space, shortcuts, clique_first, urec, touc
                                  entry_first, bottom, turn_weight, scratch, out, n)
                 _reverse(out, n0, n)                # arcs came backwards
                 continue
-            nt = _cell_path(l, e, x, bound, space, shortcuts, urec, touched, heap)
-            found = urec[x, 0] == bound
-            y = x
-            while found and y != e:                # its level-(l-1) steps, backwards, so
-                stack, top = _push(stack, top, l - 1, urec[y, 1], y)    # they pop in order
-                y = urec[y, 1]
+            meet, nt, nbt = _cell_path(l, e, x, bound, space, shortcuts, urec, touched, heap,
+                                       back)
+            if meet >= 0:
+                stack, top = _push_path(l, e, x, meet, urec, back[4], stack, top)
             for k in range(nt):
                 urec[touched[k], 0] = FORBIDDEN
-            if not found:
+            for k in range(nbt):
+                back[4][back[5][k], 0] = FORBIDDEN
+            if meet < 0:
                 raise RuntimeError("a shortcut has no path in its cell")
     return out[:n]
+
+
+def back_scratch(crossing0: int) -> tuple:
+    """brec (cost FORBIDDEN, successor, heap slot -1), its touched list and heap for
+    _cell_path's backward side: its arcs cross level 0, so crossing[0] rows."""
+    brec = np.full((max(crossing0, 1), 3), -1, dtype=np.int32)
+    brec[:, 0] = FORBIDDEN
+    return brec, np.empty(crossing0 + 1, np.int32), np.empty(max(crossing0, 1), np.int64)

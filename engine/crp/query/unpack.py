@@ -55,41 +55,42 @@ def _cell_path(l, e, x, bound, space, shortcuts, urec, touched, heap, back):
         if kf <= kb:                        # y enters a subcell D of C: D's row from y
             d, y, size = pop(heap, urec, 2, size)
             cb = head_rec[y, l - 1, 0]
-            lo, row = exit_first[cb], head_rec[y, l - 1, 1]
-            for k in range(exit_first[cb + 1] - lo):
-                z, nd = exit_q[lo + k], d + shortcuts[row + k]
-                if nd <= bound and nd < urec[z, 0] and (z >= leaves or z == x):
-                    size, nt = _reach(z, nd, y, urec, touched, nt, heap, size)
-                    if brec[z, 0] != FORBIDDEN and nd + brec[z, 0] == bound:
-                        meet = z
-                        break
+            size, nt, meet = _step(y, d, shortcuts, head_rec[y, l - 1, 1], exit_first[cb],
+                                   exit_first[cb + 1], exit_q, x, leaves, bound, urec, brec,
+                                   touched, nt, heap, size)
         else:                               # z leaves a subcell D of C: D's column into z
             d, z, bsize = pop(bheap, brec, 2, bsize)
             cb = tail_rec[z, l - 1, 0]
             mat, base = _column(cb, tail_rec[z, l - 1, 1], shortcuts, entry_first, exit_first,
                                 columns)
-            lo = entry_first[cb]
-            for k in range(entry_first[cb + 1] - lo):
-                y, nd = entry_q[lo + k], d + mat[base + k]
-                if nd <= bound and nd < brec[y, 0] and (y >= leaves or y == e):
-                    bsize, nbt = _reach(y, nd, z, brec, btouched, nbt, bheap, bsize)
-                    if urec[y, 0] != FORBIDDEN and nd + urec[y, 0] == bound:
-                        meet = y
-                        break
+            bsize, nbt, meet = _step(z, d, mat, base, entry_first[cb], entry_first[cb + 1],
+                                     entry_q, e, leaves, bound, brec, urec, btouched, nbt,
+                                     bheap, bsize)
     forget(heap, urec, 2, size)
     forget(bheap, brec, 2, bsize)
     return meet, nt, nbt
 
 
 @nb.njit(cache=True, _nrt=False, inline="always")
-def _reach(z, nd, y, rec, touched, nt, heap, size):
-    """Arc z reached at cost nd from y (its predecessor forward, successor backward)."""
-    if rec[z, 0] == FORBIDDEN:
-        touched[nt] = z
-        nt += 1
-    rec[z, 0] = nd
-    rec[z, 1] = y
-    return push_or_decrease(heap, rec, 2, size, nd, z), nt
+def _step(y, d, mat, base, lo, hi, ends, far, leaves, bound, own, other, touched, nt, heap,
+          size):
+    """One side of _cell_path expands arc y (cost d) over a subcell's row or column
+    (mat[base + k] to or from ends[lo + k]): each end reached at no more than ``bound``
+    that stays in C (or is the far end) is recorded (own: cost, y, heap slot); the
+    first whose cost and the other side's sum to ``bound`` is returned as the meeting
+    (-1: none yet). (size, nt, meeting)."""
+    for k in range(hi - lo):
+        z, nd = ends[lo + k], d + mat[base + k]
+        if nd <= bound and nd < own[z, 0] and (z >= leaves or z == far):
+            if own[z, 0] == FORBIDDEN:
+                touched[nt] = z
+                nt += 1
+            own[z, 0] = nd
+            own[z, 1] = y
+            size = push_or_decrease(heap, own, 2, size, nd, z)
+            if other[z, 0] != FORBIDDEN and nd + other[z, 0] == bound:
+                return size, nt, z
+    return size, nt, -1
 
 
 @nb.njit(cache=True)

@@ -20,7 +20,7 @@ from engine.crp.customization.cell_metric import CostOverflow
 from engine.crp.query.search import bidirectional, clear, reaches
 from engine.crp.query.staged import staged
 from engine.crp.query.unpack import (
-    back_scratch, bottom_space, search_steps, tree_space, unpack_path,
+    back_scratch, bottom_space, search_records, search_steps, tree_space, unpack_path,
 )
 from engine.core.arrays import huge
 from engine.core.cores import side_thread
@@ -65,9 +65,7 @@ class CrpQuery:
         self._back_scratch = None          # unpack.back_scratch, made on first use
         self._heaps = (np.empty(m, np.int64), np.empty(m, np.int64))
         self._ntouched = 0
-        urec = np.full((m, 4), -1, dtype=np.int32)      # unpacking's local searches
-        urec[:, 0] = FORBIDDEN
-        self._urec = huge(urec)
+        self._urec = huge(search_records(m, 4))         # unpacking's local searches
         self._utouched = np.empty(m + 1, dtype=np.int32)
         self._in_q = q.q_of_arc[g.backward.in_arc]          # the arcs into each node
         # global cell index of every node per level, for the s and t cells

@@ -306,22 +306,29 @@ def unpack_path(meet, rec, levels_of, space, shortcuts, clique_first, urec, touc
                                  entry_first, bottom, turn_weight, scratch, out, n)
                 _reverse(out, n0, n)                # arcs came backwards
                 continue
-            meet, nt, nbt = _cell_path(l, e, x, bound, space, shortcuts, urec, touched, heap,
-                                       back)
-            if meet >= 0:
-                stack, top = _push_path(l, e, x, meet, urec, back[4], stack, top)
+            mid, nt, nbt = _cell_path(l, e, x, bound, space, shortcuts, urec, touched, heap,
+                                      back)
+            if mid >= 0:
+                stack, top = _push_path(l, e, x, mid, urec, back[4], stack, top)
             for k in range(nt):
                 urec[touched[k], 0] = FORBIDDEN
             for k in range(nbt):
                 back[4][back[5][k], 0] = FORBIDDEN
-            if meet < 0:
+            if mid < 0:
                 raise RuntimeError("a shortcut has no path in its cell")
     return out[:n]
 
 
+def search_records(rows: int, columns: int) -> np.ndarray:
+    """An unpacking search's records: cost FORBIDDEN (unreached), then -1s (the
+    neighbour on the path, the heap slot)."""
+    rec = np.full((rows, columns), -1, dtype=np.int32)
+    rec[:, 0] = FORBIDDEN
+    return rec
+
+
 def back_scratch(crossing0: int) -> tuple:
-    """brec (cost FORBIDDEN, successor, heap slot -1), its touched list and heap for
-    _cell_path's backward side: its arcs cross level 0, so crossing[0] rows."""
-    brec = np.full((max(crossing0, 1), 3), -1, dtype=np.int32)
-    brec[:, 0] = FORBIDDEN
-    return brec, np.empty(crossing0 + 1, np.int32), np.empty(max(crossing0, 1), np.int64)
+    """brec (cost, successor, heap slot), its touched list and heap for _cell_path's
+    backward side: its arcs cross level 0, so crossing[0] rows."""
+    return (search_records(max(crossing0, 1), 3), np.empty(crossing0 + 1, np.int32),
+            np.empty(max(crossing0, 1), np.int64))

@@ -190,7 +190,9 @@ extern "C" __global__ void bf_global_collect(const long long* __restrict__ cliqu
 // as in near-far, not rounds x rows) by its subcell's matrix in S_{l-1} (read in
 // place: no mapping), and each column keeps the smaller value in the row it leads to.
 // Each thread computes KT entries x TJ columns, so a loaded weight serves KT sums and
-// a loaded distance TJ. Sums are unsigned: two values <= 2^31-1
+// a loaded distance TJ; it finds the changed rows 32 bits at a time and loads the
+// weights of U of them before using any (block shapes: layout.minplus_shape).
+// Sums are unsigned: two values <= 2^31-1
 // never wrap, and a sum >= FORBIDDEN is "no way"; an overflow (a finite sum >=
 // FORBIDDEN on the final rows) is ruled out by max row + max weight < FORBIDDEN,
 // else checked exactly.
@@ -222,11 +224,21 @@ struct Slots {          // per slot of the block's cell, in shared memory
     int every_row;      // 1: multiply every row of a changed slot (the rule before)
 };
 
-__device__ __forceinline__ bool row_bit(const unsigned* bits, int row) {
-    return (bits[row >> 5] >> (row & 31)) & 1u;
+// The first row in [row, end) whose bit is set (end if none): a task skips the rows
+// that did not change 32 at a time.
+__device__ __forceinline__ int next_row(const unsigned* bits, int row, int end) {
+    while (row < end) {
+        const unsigned w = bits[row >> 5] >> (row & 31);
+        if (w) return min(row + __ffs(w) - 1, end);
+        row = (row | 31) + 1;
+    }
+    return end;
 }
 
-template <int KT>
+// Task t of slot s: entries [k0, k0 + KT) x exits [j0, j0 + TJ). It takes the rows
+// that changed in the round before U at a time and loads the weights of all U before
+// using any, so it waits for one memory round trip per U rows, not per row.
+template <int KT, int U>
 __device__ __forceinline__ void minplus_task(int t, int s, const Slots& sl, int* D, int stride,
                                              int nb, const int* __restrict__ W,
                                              const int* __restrict__ exit_row,
@@ -236,30 +248,53 @@ __device__ __forceinline__ void minplus_task(int t, int s, const Slots& sl, int*
     const int kt = local / ntj, j0 = (local - kt * ntj) * TJ, k0 = kt * KT;
     const int nin = sl.nin[s], jn = min(TJ, nout - j0);
     const int* w = W + sl.weights[s] + j0;
-    const int row0 = sl.row[s];
-    const int* d = D + row0 * stride + k0;
+    const int row0 = sl.row[s], end = row0 + nin;
+    const int* d = D + k0;
     unsigned acc[KT][TJ];
 #pragma unroll
     for (int a = 0; a < KT; ++a)
 #pragma unroll
         for (int b = 0; b < TJ; ++b) acc[a][b] = FORBIDDEN;
-    for (int i = 0; i < nin; ++i, d += stride, w += nout) {
-        if (!sl.every_row && !row_bit(sl.now, row0 + i)) continue;  // no change since its product
-        unsigned dv[KT], all = FORBIDDEN;
+    int r = sl.every_row ? row0 : next_row(sl.now, row0, end);
+    while (r < end) {
+        int rows[U];
+        bool live[U];
 #pragma unroll
-        for (int a = 0; a < KT; a += 4) {
-            int4 q = *reinterpret_cast<const int4*>(d + a);
-            dv[a] = q.x; dv[a + 1] = q.y; dv[a + 2] = q.z; dv[a + 3] = q.w;
-            all &= dv[a] & dv[a + 1] & dv[a + 2] & dv[a + 3];
+        for (int u = 0; u < U; ++u) {      // the next U changed rows, if reached
+            rows[u] = r;
+            live[u] = r < end;
+            if (live[u]) {
+                unsigned all = FORBIDDEN;
+#pragma unroll
+                for (int a = 0; a < KT; a += 4) {
+                    int4 q = *reinterpret_cast<const int4*>(d + r * stride + a);
+                    all &= (unsigned)q.x & (unsigned)q.y & (unsigned)q.z & (unsigned)q.w;
+                }
+                live[u] = all != FORBIDDEN;
+                r = sl.every_row ? r + 1 : next_row(sl.now, r + 1, end);
+            }
         }
-        if (all == FORBIDDEN) continue;           // no entry of the tile reached this row
-        unsigned wv[TJ];
+        unsigned wv[U][TJ];
 #pragma unroll
-        for (int b = 0; b < TJ; ++b) wv[b] = b < jn ? (unsigned)__ldg(w + b) : FORBIDDEN;
+        for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int a = 0; a < KT; ++a)
+            for (int b = 0; b < TJ; ++b)
+                wv[u][b] = live[u] && b < jn
+                    ? (unsigned)__ldg(w + (long long)(rows[u] - row0) * nout + b) : FORBIDDEN;
 #pragma unroll
-            for (int b = 0; b < TJ; ++b) acc[a][b] = min(acc[a][b], dv[a] + wv[b]);
+        for (int u = 0; u < U; ++u) {
+            if (!live[u]) continue;
+            unsigned dv[KT];
+#pragma unroll
+            for (int a = 0; a < KT; a += 4) {
+                int4 q = *reinterpret_cast<const int4*>(d + rows[u] * stride + a);
+                dv[a] = q.x; dv[a + 1] = q.y; dv[a + 2] = q.z; dv[a + 3] = q.w;
+            }
+#pragma unroll
+            for (int a = 0; a < KT; ++a)
+#pragma unroll
+                for (int b = 0; b < TJ; ++b) acc[a][b] = min(acc[a][b], dv[a] + wv[u][b]);
+        }
     }
     const int x0 = sl.exit[s] + j0;
 #pragma unroll
@@ -301,7 +336,7 @@ __device__ int minplus_overflow(int ns, const Slots& sl, const int* D, int strid
     return ovf;
 }
 
-template <int KT>
+template <int KT, int U>
 __device__ void bf_minplus(const int* __restrict__ block_cell, const int* __restrict__ block_entry,
                            const int* __restrict__ vertex_first, const int* __restrict__ entry_first,
                            const int* __restrict__ exit_first,
@@ -378,7 +413,7 @@ __device__ void bf_minplus(const int* __restrict__ block_cell, const int* __rest
                 int mid = (lo + hi + 1) >> 1;
                 if (sl.task_first[mid] <= t) lo = mid; else hi = mid - 1;
             }
-            minplus_task<KT>(t, lo, sl, D, stride, nb, W, exit_row, exit_slot, changed, marks);
+            minplus_task<KT, U>(t, lo, sl, D, stride, nb, W, exit_row, exit_slot, changed, marks);
         }
         if (marks) atomicOr(&dirty, marks);
         changed = __syncthreads_or(changed);
@@ -405,7 +440,7 @@ __device__ void bf_minplus(const int* __restrict__ block_cell, const int* __rest
     }
 }
 
-#define MINPLUS_ENTRY(NAME, KT)                                                              \
+#define MINPLUS_ENTRY(NAME, KT, U)                                                           \
 extern "C" __global__ void NAME(                                                             \
         const int* block_cell, const int* block_entry, const int* vertex_first,              \
         const int* entry_first, const int* exit_first, const long long* clique_first,       \
@@ -415,10 +450,14 @@ extern "C" __global__ void NAME(                                                
         const signed char* exit_slot, const int* entry_row, const signed char* entry_slot,   \
         int batch, int stride, int max_slots, int every_row, const int* W, int* S,           \
         int* stats) {                                                                        \
-    bf_minplus<KT>(block_cell, block_entry, vertex_first, entry_first, exit_first,           \
-                   clique_first, slot_first, slot_cell, slot_row, below_entry_first,         \
-                   below_exit_first, below_clique_first, exit_row, exit_slot, entry_row,     \
-                   entry_slot, batch, stride, max_slots, every_row, W, S, stats);            \
+    bf_minplus<KT, U>(block_cell, block_entry, vertex_first, entry_first, exit_first,        \
+                      clique_first, slot_first, slot_cell, slot_row, below_entry_first,      \
+                      below_exit_first, below_clique_first, exit_row, exit_slot, entry_row,  \
+                      entry_slot, batch, stride, max_slots, every_row, W, S, stats);         \
 }
-MINPLUS_ENTRY(bf_minplus_k4, 4)
-MINPLUS_ENTRY(bf_minplus_k8, 8)
+MINPLUS_ENTRY(bf_minplus_k4, 4, 1)
+MINPLUS_ENTRY(bf_minplus_k8, 8, 1)
+MINPLUS_ENTRY(bf_minplus_k4_u4, 4, 4)
+MINPLUS_ENTRY(bf_minplus_k8_u4, 8, 4)
+MINPLUS_ENTRY(bf_minplus_k8_u8, 8, 8)
+MINPLUS_ENTRY(bf_minplus_k4_u8, 4, 8)

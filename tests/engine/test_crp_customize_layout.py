@@ -297,8 +297,29 @@ def test_minplus_level_launch_fits(overlay, options):
         words = (int(np.diff(t.vertex_first).max()) + 31) // 32     # the rows' bits, twice
         assert lv.shared_bytes == 4 * (int(nv.max()) * lv.stride + 7 * lv.max_slots + 1
                                        + 2 * words)
-        assert lv.threads == 256 and lv.num_blocks > 0
-        assert lv.kernel_name == ("bf_minplus_k4" if lv.stride == 4 else "bf_minplus_k8")
+        assert lv.threads in (64, 128, 256) and lv.num_blocks > 0
+        kt = "k4" if lv.stride % 8 else "k8"
+        assert lv.kernel_name in (f"bf_minplus_{kt}_u4", f"bf_minplus_{kt}_u8")
         types = [a.dtype for a in lv.args]
         assert types[5] == types[11] == np.int64 and types[13] == types[15] == np.int8
         assert all(d == np.int32 for i, d in enumerate(types) if i not in (5, 11, 13, 15))
+
+
+def test_minplus_shape_small_and_big_cells(overlay):
+    """Cells whose rows fit a small block at 8 entries run small blocks (at most
+    SMALL_BLOCK_INTS, 64-256 threads, rows 4 at a time); a bigger cell gets the largest
+    block, 256 threads, rows 8 at a time; options override the shape level by level."""
+    from engine.crp.customization.gpu import MinplusLevel
+    t, below = overlay.levels[1], overlay.levels[0]
+    lay = layout.minplus_layout(overlay, 1)
+    small = layout.minplus_shape(t.vertex_first, t.entry_first, t.exit_first, lay,
+                                 below.exit_first, 100, 24000)
+    assert small.shared_ints <= layout.SMALL_BLOCK_INTS and small.unroll == 4
+    assert small.threads in (64, 128, 256)
+    rows = int(np.diff(t.vertex_first).max())
+    big = layout.minplus_shape(t.vertex_first, t.entry_first, t.exit_first, lay,
+                               below.exit_first, layout.SMALL_BLOCK_INTS - 8 * rows + 1, 24000)
+    assert big == layout.MinplusShape(24000, 256, 8)
+    lv = MinplusLevel(_HostBackend(), t, None, {"minplus_threads": {1: 96, 2: 32},
+                                                "minplus_unroll": {2: 8}}, overlay)
+    assert lv.threads == 96 and lv.kernel_name.endswith("_u4")

@@ -40,7 +40,6 @@ MAX_THREADS = 1024           # local: most threads per block
 MIN_BLOCKS = 264             # local: split entries until about 2 blocks per H100 SM
 ROUNDS_PER_CHECK = 8         # global: rounds launched between two reads of the flags
 MINPLUS_SHARED_INTS = 24576  # min-plus: rows per block at most (96 KB: 2 blocks per H100 SM)
-MINPLUS_THREADS = 256        # min-plus: threads per block (measured: 128 and 512 lose)
 
 
 def default_variant(topo) -> str:
@@ -235,21 +234,26 @@ class MinplusLevel(LevelVariant):
         # the slots' table, then two bit sets of rows (changed before / in this round)
         words = (int(np.diff(t.vertex_first).max(initial=0)) + 31) // 32
         per_slot = 7 * lay.max_slots + 1 + 2 * words
-        most = min(options.get("minplus_shared_ints", MINPLUS_SHARED_INTS),
+        below = overlay.levels[t.level - 1]
+        most = min(MINPLUS_SHARED_INTS, backend.shared_memory_per_block() // 4 - 16)
+        min_blocks = options.get("min_blocks", MIN_BLOCKS)
+        shape = layout.minplus_shape(t.vertex_first, t.entry_first, t.exit_first, lay,
+                                     below.exit_first, per_slot, most, min_blocks)
+        most = min(_per_level(options, "minplus_shared_ints", t.level, shape.shared_ints),
                    backend.shared_memory_per_block() // 4 - 16)
         batch, stride = layout.minplus_batch(t.vertex_first, t.entry_first, t.exit_first,
-                                             most, options.get("min_blocks", MIN_BLOCKS),
-                                             per_slot)
+                                             most, min_blocks, per_slot)
         if batch == 0:
             raise DoesNotFit(f"a level-{t.level} cell does not fit in shared memory")
         cells, entries = layout.entry_blocks(t.entry_first, t.exit_first, batch)
         nv = int(np.diff(t.vertex_first)[cells].max(initial=0))
         self.shared_bytes = 4 * (nv * stride + per_slot)
         self.batch, self.stride, self.num_blocks = batch, stride, int(cells.size)
-        self.kernel_name = "bf_minplus_k4" if stride == 4 else "bf_minplus_k8"
-        below = overlay.levels[t.level - 1]
+        self.kernel_name = minplus_kernel(
+            stride, _per_level(options, "minplus_kt", t.level, 0),
+            _per_level(options, "minplus_unroll", t.level, shape.unroll))
         fn = backend.kernel(MODULE, self.kernel_name)
-        self.threads = min(options.get("minplus_threads", MINPLUS_THREADS),
+        self.threads = min(_per_level(options, "minplus_threads", t.level, shape.threads),
                            int(fn.max_threads_per_block))      # registers may allow fewer
         self.below_shortcuts = below.num_shortcuts
         i32, i64, i8 = np.int32, np.int64, np.int8             # the kernel's parameter types
@@ -283,6 +287,21 @@ class MinplusLevel(LevelVariant):
                 "shared_kb": self.shared_bytes // 1024}
 
 
+def minplus_kernel(stride: int, kt: int = 0, unroll: int = 1) -> str:
+    """The min-plus kernel: ``kt`` entries per thread (4, or 8 where rows hold a multiple
+    of 8; 0: the most that fits), rows ``unroll`` at a time (1, 4 or 8)."""
+    kt = kt or (4 if stride == 4 else 8)
+    while stride % kt:
+        kt //= 2
+    return f"bf_minplus_k{kt}" + (f"_u{unroll}" if unroll > 1 else "")
+
+
+def _per_level(options: dict, key: str, level: int, default: int) -> int:
+    """An option's value for ``level``: one number for all, or a mapping level -> number."""
+    value = options.get(key, default)
+    return value.get(level, default) if isinstance(value, Mapping) else value
+
+
 VARIANTS: dict[str, type[LevelVariant]] = {"local": LocalLevel, "global": GlobalLevel,
                                            "microcode": MicrocodeLevel,
                                            "minplus": MinplusLevel}
@@ -302,8 +321,10 @@ class GpuCustomizer:
     ``options``: threads (local block size), max_threads, min_blocks, shared_ints (local:
     distances per block, capped by the device's opt-in shared memory), skip_settled
     (local: re-pull only vertices whose group changed, default True), rounds_per_check,
-    minplus_shared_ints and minplus_threads (min-plus: rows per block, block size),
-    skip_rows (min-plus: multiply only the rows changed in the round before, default True)."""
+    minplus_shared_ints, minplus_threads, minplus_unroll, minplus_kt (min-plus: rows per
+    block, block size, rows loaded at once, entries per thread; one number, or a mapping
+    level -> number; default layout.minplus_shape), skip_rows (min-plus: multiply only
+    the rows changed in the round before, default True)."""
 
     def __init__(self, overlay, backend, level_variants=None, **options) -> None:
         self.overlay, self.backend = overlay, backend

@@ -265,3 +265,43 @@ def minplus_batch(vertex_first, entry_first, exit_first, shared_ints: int, min_b
 
 def minplus_stride(batch: int) -> int:
     return 4 if batch <= 4 else (batch + 7) // 8 * 8
+
+
+# Min-plus block shapes, measured on an H100 (generated 8 M-node network, one GPU,
+# levels 1-4: 28.0 ms before, one shape for all: 256 threads, rows one at a time,
+# blocks as large as 96 KB allow). Many blocks of a few warps hide what one block
+# waits for (its round's longest task, its weights' round trips to L2) behind the
+# others; a big cell cannot be cut so, and runs wide blocks instead.
+SMALL_BLOCK_INTS = 12000      # rows + tables of a small block at most (48 KB)
+SMALL_BLOCK_ENTRIES = 40      # entries a small block aims at
+SMALL_BLOCK_UNROLL = 4        # rows whose weights a task loads at once
+BIG_BLOCK_THREADS = 256       # a cell whose rows at 8 entries pass SMALL_BLOCK_INTS
+BIG_BLOCK_UNROLL = 8
+
+
+@dataclass(frozen=True)
+class MinplusShape:
+    shared_ints: int        # a block's rows and tables at most
+    threads: int
+    unroll: int
+
+
+def minplus_shape(vertex_first, entry_first, exit_first, lay: MinplusLayout, below_exit_first,
+                  per_slot_ints: int, most: int, min_blocks: int = 1) -> MinplusShape:
+    """The block shape of a min-plus level whose cells are ``vertex_first`` (rows), with
+    ``per_slot_ints`` of tables a block and ``most`` ints of shared memory at most.
+    Small cells: blocks of about SMALL_BLOCK_ENTRIES entries, one thread per three tasks
+    of the largest cell's full round (64-256). Big cells: the largest block, 256 threads."""
+    rows = int(np.diff(vertex_first).max(initial=0))
+    if rows * 8 + per_slot_ints > min(most, SMALL_BLOCK_INTS):
+        return MinplusShape(most, BIG_BLOCK_THREADS, BIG_BLOCK_UNROLL)
+    shared = min(most, SMALL_BLOCK_INTS, rows * SMALL_BLOCK_ENTRIES + per_slot_ints)
+    batch, _ = minplus_batch(vertex_first, entry_first, exit_first, shared, min_blocks,
+                             per_slot_ints)
+    c = int(np.argmax(np.diff(vertex_first)))
+    slots = lay.slot_cell[lay.slot_first[c]:lay.slot_first[c + 1]]
+    tiles = int(((np.diff(below_exit_first)[slots] + 3) // 4).sum())     # TJ = 4 exits
+    tasks = (batch + 7) // 8 * tiles                                       # KT = 8 entries
+    third = max(1, (tasks + 2) // 3)
+    return MinplusShape(shared, int(min(256, max(64, 1 << (third - 1).bit_length()))),
+                        SMALL_BLOCK_UNROLL)

@@ -17,6 +17,7 @@ the step never do.
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from types import ModuleType
@@ -101,6 +102,16 @@ class Backend:
         if not self.is_gpu:
             return 48 * 1024
         return int(self.xp.cuda.Device(self.device_id).attributes["MaxSharedMemoryPerBlockOptin"])
+
+    def multiprocessors(self) -> tuple[int, int]:
+        """(streaming multiprocessors, bytes of shared memory each): what decides how many
+        blocks run at once (the CPU: its cores, 48 KB)."""
+        if not self.is_gpu:
+            return os.cpu_count() or 1, 48 * 1024
+        attributes = self.xp.cuda.Device(self.device_id).attributes
+        # a tuning hint only (layout.minplus_shape): an H100's figure where not reported
+        return (int(attributes["MultiProcessorCount"]),
+                int(attributes.get("MaxSharedMemoryPerMultiprocessor", 228 * 1024)))
 
     def cooperative_blocks(self, module: str, name: str, threads: int, per_sm: int,
                            defines: tuple[str, ...] = ()) -> int:

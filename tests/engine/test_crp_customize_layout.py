@@ -281,6 +281,9 @@ class _HostBackend:
     def shared_memory_per_block(self):
         return 227 * 1024
 
+    def multiprocessors(self):
+        return 1, 228 * 1024           # one SM: every level has blocks for small ones
+
 
 @pytest.mark.parametrize("options", [{}, {"min_blocks": 100_000}, {"minplus_shared_ints": 3000}])
 def test_minplus_level_launch_fits(overlay, options):
@@ -299,7 +302,8 @@ def test_minplus_level_launch_fits(overlay, options):
                                        + 2 * words)
         assert lv.threads in (64, 128, 256) and lv.num_blocks > 0
         kt = "k4" if lv.stride % 8 else "k8"
-        assert lv.kernel_name in (f"bf_minplus_{kt}_u4", f"bf_minplus_{kt}_u8")
+        assert lv.kernel_name in (f"bf_minplus_{kt}_u4", f"bf_minplus_{kt}_u8",
+                                  f"bf_minplus_{kt}")
         types = [a.dtype for a in lv.args]
         assert types[5] == types[11] == np.int64 and types[13] == types[15] == np.int8
         assert all(d == np.int32 for i, d in enumerate(types) if i not in (5, 11, 13, 15))
@@ -307,19 +311,23 @@ def test_minplus_level_launch_fits(overlay, options):
 
 def test_minplus_shape_small_and_big_cells(overlay):
     """Cells whose rows fit a small block at 8 entries run small blocks (at most
-    SMALL_BLOCK_INTS, 64-256 threads, rows 4 at a time); a bigger cell gets the largest
+    SMALL_BLOCK_INTS, 64-256 threads, rows 4 at a time) where there are blocks for
+    several waves of the GPU, else the widest block; a bigger cell gets the widest
     block, 256 threads, rows 8 at a time; options override the shape level by level."""
     from engine.crp.customization.gpu import MinplusLevel
     t, below = overlay.levels[1], overlay.levels[0]
     lay = layout.minplus_layout(overlay, 1)
     small = layout.minplus_shape(t.vertex_first, t.entry_first, t.exit_first, lay,
-                                 below.exit_first, 100, 24000)
+                                 below.exit_first, 100, 24000, gpu=(1, 1))
     assert small.shared_ints <= layout.SMALL_BLOCK_INTS and small.unroll == 4
     assert small.threads in (64, 128, 256)
     rows = int(np.diff(t.vertex_first).max())
     big = layout.minplus_shape(t.vertex_first, t.entry_first, t.exit_first, lay,
                                below.exit_first, layout.SMALL_BLOCK_INTS - 8 * rows + 1, 24000)
     assert big == layout.MinplusShape(24000, 256, 8)
+    few = layout.minplus_shape(t.vertex_first, t.entry_first, t.exit_first, lay,
+                               below.exit_first, 100, 24000, gpu=(10_000, 228 * 1024))
+    assert few == layout.MinplusShape(24000, 256, 1)       # too few blocks for small ones
     lv = MinplusLevel(_HostBackend(), t, None, {"minplus_threads": {1: 96, 2: 32},
-                                                "minplus_unroll": {2: 8}}, overlay)
+                                                "minplus_unroll": {1: 4, 2: 8}}, overlay)
     assert lv.threads == 96 and lv.kernel_name.endswith("_u4")

@@ -238,7 +238,8 @@ class MinplusLevel(LevelVariant):
         most = min(MINPLUS_SHARED_INTS, backend.shared_memory_per_block() // 4 - 16)
         min_blocks = options.get("min_blocks", MIN_BLOCKS)
         shape = layout.minplus_shape(t.vertex_first, t.entry_first, t.exit_first, lay,
-                                     below.exit_first, per_slot, most, min_blocks)
+                                     below.exit_first, per_slot, most, min_blocks,
+                                     backend.multiprocessors())
         most = min(_per_level(options, "minplus_shared_ints", t.level, shape.shared_ints),
                    backend.shared_memory_per_block() // 4 - 16)
         batch, stride = layout.minplus_batch(t.vertex_first, t.entry_first, t.exit_first,

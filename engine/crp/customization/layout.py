@@ -269,14 +269,16 @@ def minplus_stride(batch: int) -> int:
 
 # Min-plus block shapes, measured on an H100 (generated 8 M-node network, one GPU,
 # levels 1-4: 28.0 ms before, one shape for all: 256 threads, rows one at a time,
-# blocks as large as 96 KB allow). Many blocks of a few warps hide what one block
-# waits for (its round's longest task, its weights' round trips to L2) behind the
-# others; a big cell cannot be cut so, and runs wide blocks instead.
+# blocks as large as 96 KB allow; NY and 2 M for the levels with few blocks). Many
+# blocks of a few warps hide what one block waits for (its round's longest task, its
+# weights' round trips to L2) behind the others, where there are blocks enough for
+# several waves of the GPU; a big cell cannot be cut so, and runs wide blocks.
 SMALL_BLOCK_INTS = 12000      # rows + tables of a small block at most (48 KB)
 SMALL_BLOCK_ENTRIES = 40      # entries a small block aims at
 SMALL_BLOCK_UNROLL = 4        # rows whose weights a task loads at once
-BIG_BLOCK_THREADS = 256       # a cell whose rows at 8 entries pass SMALL_BLOCK_INTS
-BIG_BLOCK_UNROLL = 8
+SMALL_BLOCK_WAVES = 5         # small blocks only where they fill the GPU this many times
+WIDE_BLOCK_THREADS = 256      # otherwise: the widest block
+BIG_CELL_UNROLL = 8           # ... a cell whose rows at 8 entries pass SMALL_BLOCK_INTS
 
 
 @dataclass(frozen=True)
@@ -287,17 +289,24 @@ class MinplusShape:
 
 
 def minplus_shape(vertex_first, entry_first, exit_first, lay: MinplusLayout, below_exit_first,
-                  per_slot_ints: int, most: int, min_blocks: int = 1) -> MinplusShape:
+                  per_slot_ints: int, most: int, min_blocks: int = 1,
+                  gpu: tuple[int, int] = (132, 228 * 1024)) -> MinplusShape:
     """The block shape of a min-plus level whose cells are ``vertex_first`` (rows), with
-    ``per_slot_ints`` of tables a block and ``most`` ints of shared memory at most.
-    Small cells: blocks of about SMALL_BLOCK_ENTRIES entries, one thread per three tasks
-    of the largest cell's full round (64-256). Big cells: the largest block, 256 threads."""
+    ``per_slot_ints`` of tables a block and ``most`` ints of shared memory at most, on a
+    GPU of ``gpu`` = (multiprocessors, shared bytes each). Small cells, where there are
+    blocks for SMALL_BLOCK_WAVES waves: blocks of about SMALL_BLOCK_ENTRIES entries, one
+    thread per three tasks of the largest cell's full round (64-256). Otherwise the
+    widest block, rows 8 at a time for a big cell, one at a time for a small one."""
     rows = int(np.diff(vertex_first).max(initial=0))
     if rows * 8 + per_slot_ints > min(most, SMALL_BLOCK_INTS):
-        return MinplusShape(most, BIG_BLOCK_THREADS, BIG_BLOCK_UNROLL)
+        return MinplusShape(most, WIDE_BLOCK_THREADS, BIG_CELL_UNROLL)
     shared = min(most, SMALL_BLOCK_INTS, rows * SMALL_BLOCK_ENTRIES + per_slot_ints)
-    batch, _ = minplus_batch(vertex_first, entry_first, exit_first, shared, min_blocks,
-                             per_slot_ints)
+    batch, stride = minplus_batch(vertex_first, entry_first, exit_first, shared, min_blocks,
+                                  per_slot_ints)
+    blocks = entry_blocks(entry_first, exit_first, batch)[0].size
+    at_once = gpu[0] * max(1, gpu[1] // (4 * (rows * stride + per_slot_ints)))
+    if blocks < SMALL_BLOCK_WAVES * at_once:
+        return MinplusShape(most, WIDE_BLOCK_THREADS, 1)
     c = int(np.argmax(np.diff(vertex_first)))
     slots = lay.slot_cell[lay.slot_first[c]:lay.slot_first[c + 1]]
     tiles = int(((np.diff(below_exit_first)[slots] + 3) // 4).sum())     # TJ = 4 exits

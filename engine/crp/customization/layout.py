@@ -11,7 +11,9 @@ turns a level's local graph (CSR by source, engine.crp.partition.overlay) into t
   (cell, batch of entries), the batch chosen so a block's distances fit in shared
   memory and there are enough blocks to fill the GPU;
 - ``pair_first``: the "global" variant's offsets of each cell's [vertex][entry]
-  distance matrix in one global array.
+  distance matrix in one global array;
+- ``minplus_layout`` / ``minplus_batch`` / ``minplus_shape``: the min-plus variant's
+  rows, entries per block and block shape (threads, rows loaded at once).
 """
 from __future__ import annotations
 

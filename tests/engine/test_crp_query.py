@@ -165,11 +165,11 @@ def test_entry_group_tables_are_top_level_distances():
             entries = np.flatnonzero((cell_of == c) & (sub == subcell))
             assert np.all(b.group[entries] == k)
             want = csgraph.dijkstra(reverse, indices=entries, min_only=True)
-            got = b.group_lb[c, k].astype(float)
+            got = b.group_lb[c, :, k].astype(float)
             got[got >= FORBIDDEN] = np.inf
             assert np.allclose(got, want, atol=1e-3), (c, k)
         inside = cell_of == c
-        assert np.array_equal(b.lb[0, c][~inside], b.group_lb[c].min(axis=0)[~inside])
+        assert np.array_equal(b.lb[0, c][~inside], b.group_lb[c].min(axis=1)[~inside])
 
 
 def test_steps_and_unpacking_after_pruned_searches():

@@ -67,8 +67,10 @@ class TopBounds:
             self.top_of_cell = _top_of_cell(overlay, q.cell_base, total)
         self.space = q
         self.group, self.groups = _entry_groups(q, top, self.btop)
-        self.group_lb = np.zeros((self.cells, self.groups, self.btop), np.int32)
-        self.group_cell_lb = np.zeros((self.cells, self.groups, self.cells), np.int32)
+        # [target cell][top arc or cell][group]: the A*'s bound (staged._h) reads one
+        # arc's groups together, one cache line rather than one line per group
+        self.group_lb = np.zeros((self.cells, self.btop, self.groups), np.int32)
+        self.group_cell_lb = np.zeros((self.cells, self.cells, self.groups), np.int32)
         self.group_rest = np.zeros(self.groups, np.int64)     # the query's scratch
         self.lb = np.zeros((2, self.cells, self.btop), np.int32)
         self.cell_lb = np.zeros((2, self.cells, self.cells), np.int32)
@@ -126,7 +128,7 @@ class TopBounds:
         q, cells = self.space, self.cells
         to, frm = raw_tables(self.backend, q, self.top, self.base, cells, self.group,
                              self.groups, shortcuts)
-        self.group_lb[:] = to.reshape(self.btop, cells, self.groups).transpose(1, 2, 0)
+        self.group_lb[:] = to.reshape(self.btop, cells, self.groups).transpose(1, 0, 2)
         del to
         every = np.arange(cells, dtype=np.int64)
         finish_to_tables(every, self.groups, self.base, self.top, q.head_rec, q.tail_rec,
@@ -231,15 +233,15 @@ def top_columns(base, cells, entry_first, exit_first, clique_first, shortcuts):
 @nb.njit(cache=True, nogil=True, parallel=True)
 def build_group_tables(todo, groups, base, top, group, head_rec, tail_rec, entry_first,
                        entry_q, columns, clique_first, group_lb, group_cell_lb, lb, cell_lb):
-    """For each cell c of ``todo`` and each of its entry groups, group_lb[c, g][y] = the
+    """For each cell c of ``todo`` and each of its entry groups, group_lb[c, y, g] = the
     top-level distance from y to c's entries of group g; then finish_to_tables."""
-    btop = group_lb.shape[2]
+    btop = group_lb.shape[1]
     for i in nb.prange(todo.size * groups):
         c, g = todo[i // groups], i % groups
         rec = np.full((btop, 2), -1, np.int32)
         heap = np.empty(max(btop, 1), np.int64)
         _group_dijkstra(base + c, g, top, group, head_rec, tail_rec, entry_first, entry_q,
-                        columns, clique_first[base], clique_first, group_lb[c, g], rec, heap)
+                        columns, clique_first[base], clique_first, group_lb[c, :, g], rec, heap)
     finish_to_tables(todo, groups, base, top, head_rec, tail_rec, group_lb, group_cell_lb, lb,
                      cell_lb)
 
@@ -250,24 +252,24 @@ def finish_to_tables(todo, groups, base, top, head_rec, tail_rec, group_lb, grou
     """From the raw group tables of the cells in ``todo``: each group's least over a
     cell's exits (group_cell_lb), and to[c] (lb, -1 on the arcs into c) and cell_lb
     (-1 at c) as their least over the groups, equal to top_dijkstra's (f = 0)."""
-    btop, cells = group_lb.shape[2], group_cell_lb.shape[2]
+    btop, cells = group_lb.shape[1], group_cell_lb.shape[1]
     for k in nb.prange(todo.size):
         c = todo[k]
         for g in range(groups):
             for x in range(cells):
-                group_cell_lb[c, g, x] = FORBIDDEN
+                group_cell_lb[c, x, g] = FORBIDDEN
             for y in range(btop):
                 x = tail_rec[y, top, 0] - base
-                group_cell_lb[c, g, x] = min(group_cell_lb[c, g, x], group_lb[c, g, y])
+                group_cell_lb[c, x, g] = min(group_cell_lb[c, x, g], group_lb[c, y, g])
         for y in range(btop):
             v = FORBIDDEN
             for g in range(groups):
-                v = min(v, group_lb[c, g, y])
+                v = min(v, group_lb[c, y, g])
             lb[c, y] = -1 if head_rec[y, top, 0] == base + c else v
         for x in range(cells):
             v = FORBIDDEN
             for g in range(groups):
-                v = min(v, group_cell_lb[c, g, x])
+                v = min(v, group_cell_lb[c, x, g])
             cell_lb[c, x] = v
         cell_lb[c, c] = -1
 

@@ -185,8 +185,8 @@ def _h(y, arc_level, top, where, bounds, rest, leave_t):
     rests = bounds[12]
     best = FORBIDDEN
     for g in range(rests.size):
-        if rests[g] < FORBIDDEN and table[g, at] < FORBIDDEN:
-            best = min(best, table[g, at] + rests[g])
+        if rests[g] < FORBIDDEN and table[at, g] < FORBIDDEN:
+            best = min(best, table[at, g] + rests[g])
     return best
 
 

@@ -331,3 +331,18 @@ def test_minplus_shape_small_and_big_cells(overlay):
     lv = MinplusLevel(_HostBackend(), t, None, {"minplus_threads": {1: 96, 2: 32},
                                                 "minplus_unroll": {1: 4, 2: 8}}, overlay)
     assert lv.threads == 96 and lv.kernel_name.endswith("_u4")
+
+
+def test_microcode_level_takes_its_packing_options(overlay):
+    """Level 0's slots per block and block size come from the options (crp_shapes.py
+    tunes them): fewer slots a block pack the same cells into more blocks."""
+    from engine.core.backend import cpu_backend
+    from engine.crp.customization import microcode_gpu
+    from engine.crp.customization.gpu import MicrocodeLevel
+    t = overlay.levels[0]
+    default = MicrocodeLevel(cpu_backend(), t, None, {}, overlay)
+    small = MicrocodeLevel(cpu_backend(), t, None,
+                           {"microcode_slots": 256, "microcode_threads": 64}, overlay)
+    assert default.threads == microcode_gpu.THREADS and small.threads == 64
+    assert small.device.num_blocks > default.device.num_blocks
+    assert small.device.shared_bytes < default.device.shared_bytes   # a cell a block at least

@@ -32,7 +32,7 @@ import numpy as np
 from engine.crp.customization import layout
 from engine.crp.customization.issue import check_overflow, issue_levels
 from engine.crp.customization.microcode import compile_microcode
-from engine.crp.customization.microcode_gpu import DeviceMicrocode, run_microcode_gpu
+from engine.crp.customization import microcode_gpu
 
 MODULE = "crp_customize"
 SHARED_INTS = 12288          # local: distances per block by default (48 KB, no opt-in)
@@ -206,14 +206,17 @@ class MicrocodeLevel(LevelVariant):
             raise DoesNotFit("microinstructions cost level 0 only")
         super().__init__(backend, topo, reverse, options)
         mc = options.get("microcode") or compile_microcode(SimpleNamespace(levels={0: topo}), 0)
-        self.device = DeviceMicrocode(mc, backend)
+        self.device = microcode_gpu.DeviceMicrocode(
+            mc, backend, options.get("microcode_slots", microcode_gpu.SLOTS_PER_BLOCK))
+        self.threads = options.get("microcode_threads", microcode_gpu.THREADS)
         self._weights = None
 
     def map_costs(self, weights) -> None:
         self._weights = weights          # the kernel gathers them itself
 
     def search(self, S, stats_row) -> dict:
-        run_microcode_gpu(self.device, self._weights, self.backend, out=S, overflow=stats_row[0:1])
+        microcode_gpu.run_microcode_gpu(self.device, self._weights, self.backend, out=S,
+                                        overflow=stats_row[0:1], threads=self.threads)
         return {}
 
 
@@ -325,7 +328,8 @@ class GpuCustomizer:
     minplus_shared_ints, minplus_threads, minplus_unroll, minplus_kt (min-plus: rows per
     block, block size, rows loaded at once, entries per thread; one number, or a mapping
     level -> number; default layout.minplus_shape), skip_rows (min-plus: multiply only
-    the rows changed in the round before, default True)."""
+    the rows changed in the round before, default True), microcode_slots and
+    microcode_threads (level 0: slots per block, block size)."""
 
     def __init__(self, overlay, backend, level_variants=None, **options) -> None:
         self.overlay, self.backend = overlay, backend

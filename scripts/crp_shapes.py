@@ -25,8 +25,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))     # benchmarks/, as bench.py does
 
-FREE_TURNS = 'name = "free-turns"\nkind = "metric"\nmetric = "travel_time"\nscale = 1\n'
+from benchmarks.continental import FREE_TURNS  # noqa: E402  (SciPy-checkable free turns)
 
 
 def _options(text: str) -> dict:

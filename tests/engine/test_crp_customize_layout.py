@@ -318,15 +318,17 @@ def test_minplus_shape_small_and_big_cells(overlay):
     t, below = overlay.levels[1], overlay.levels[0]
     lay = layout.minplus_layout(overlay, 1)
     small = layout.minplus_shape(t.vertex_first, t.entry_first, t.exit_first, lay,
-                                 below.exit_first, 100, 24000, gpu=(1, 1))
+                                 below.exit_first, 100, 24000, 1, gpu=(1, 1))
     assert small.shared_ints <= layout.SMALL_BLOCK_INTS and small.unroll == 4
     assert small.threads in (64, 128, 256)
     rows = int(np.diff(t.vertex_first).max())
     big = layout.minplus_shape(t.vertex_first, t.entry_first, t.exit_first, lay,
-                               below.exit_first, layout.SMALL_BLOCK_INTS - 8 * rows + 1, 24000)
+                               below.exit_first, layout.SMALL_BLOCK_INTS - 8 * rows + 1, 24000, 1,
+                               gpu=(1, 1))
     assert big == layout.MinplusShape(24000, 256, 8)
     few = layout.minplus_shape(t.vertex_first, t.entry_first, t.exit_first, lay,
-                               below.exit_first, 100, 24000, gpu=(10_000, 228 * 1024))
+                               below.exit_first, 100, 24000, 1,
+                               gpu=(10_000, 228 * 1024))
     assert few == layout.MinplusShape(24000, 256, 1)       # too few blocks for small ones
     lv = MinplusLevel(_HostBackend(), t, None, {"minplus_threads": {1: 96, 2: 32},
                                                 "minplus_unroll": {1: 4, 2: 8}}, overlay)

@@ -238,13 +238,12 @@ class MinplusLevel(LevelVariant):
         words = (int(np.diff(t.vertex_first).max(initial=0)) + 31) // 32
         per_slot = 7 * lay.max_slots + 1 + 2 * words
         below = overlay.levels[t.level - 1]
-        most = min(MINPLUS_SHARED_INTS, backend.shared_memory_per_block() // 4 - 16)
+        cap = backend.shared_memory_per_block() // 4 - 16     # the device's opt-in, in ints
         min_blocks = options.get("min_blocks", MIN_BLOCKS)
         shape = layout.minplus_shape(t.vertex_first, t.entry_first, t.exit_first, lay,
-                                     below.exit_first, per_slot, most, min_blocks,
-                                     backend.multiprocessors())
-        most = min(_per_level(options, "minplus_shared_ints", t.level, shape.shared_ints),
-                   backend.shared_memory_per_block() // 4 - 16)
+                                     below.exit_first, per_slot, min(MINPLUS_SHARED_INTS, cap),
+                                     min_blocks, backend.multiprocessors())
+        most = min(_per_level(options, "minplus_shared_ints", t.level, shape.shared_ints), cap)
         batch, stride = layout.minplus_batch(t.vertex_first, t.entry_first, t.exit_first,
                                              most, min_blocks, per_slot)
         if batch == 0:

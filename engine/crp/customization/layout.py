@@ -291,8 +291,8 @@ class MinplusShape:
 
 
 def minplus_shape(vertex_first, entry_first, exit_first, lay: MinplusLayout, below_exit_first,
-                  per_slot_ints: int, most: int, min_blocks: int = 1,
-                  gpu: tuple[int, int] = (132, 228 * 1024)) -> MinplusShape:
+                  per_slot_ints: int, most: int, min_blocks: int,
+                  gpu: tuple[int, int]) -> MinplusShape:
     """The block shape of a min-plus level whose cells are ``vertex_first`` (rows), with
     ``per_slot_ints`` of tables a block and ``most`` ints of shared memory at most, on a
     GPU of ``gpu`` = (multiprocessors, shared bytes each). Small cells, where there are

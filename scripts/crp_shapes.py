@@ -41,6 +41,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", type=int, default=2_000_000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--graph", help="a .rlg file to use instead of generating --nodes")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--setting", nargs=2, action="append", metavar=("NAME", "JSON"),
@@ -53,15 +54,16 @@ def main(argv=None) -> int:
     from engine.crp.partition.nested import partition_graph
     from engine.crp.partition.overlay import Overlay
     from engine.generate.network import generate_road_network
+    from engine.io.cache import load_cache
     if not device_count():
         print("crp_shapes: no GPU here", file=sys.stderr)
         return 1
     settings = [(name, _options(text)) for name, text in args.setting] or [("default", {})]
     t0 = time.perf_counter()
-    g = generate_road_network(args.nodes, seed=args.seed)
+    g = load_cache(args.graph) if args.graph else generate_road_network(args.nodes, seed=args.seed)
     overlay = Overlay(g, partition_graph(g, seed=0))
     microcode = compile_microcode(overlay, 0)
-    print(f"{args.nodes:,} nodes: network, partition, overlay, microcode in "
+    print(f"{g.num_nodes:,} nodes: network, partition, overlay, microcode in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     backend, decoder = gpu_backend(0), parse_decoder(FREE_TURNS)
     first, space = None, None

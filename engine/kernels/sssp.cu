@@ -99,15 +99,18 @@ extern "C" __global__ void kstep_start(unsigned char* flag, int source, int* rou
 // ------------------------------------------------------------------- parents
 // Parent of v: the smallest arc id among tight arcs (d[u] + w == d[v]). With
 // positive costs tight arcs point from smaller to larger distances, so any choice
-// is a tree; the smallest id makes it the same tree as the CPU's.
+// is a tree; the smallest id makes it the same tree as the CPU's. parent_arc starts
+// at 0xFFFFFFFF: an unsigned minimum over arc ids (< 2^31) leaves -1 (as int32)
+// where no arc is tight, so no pass afterwards has to mark those nodes.
 extern "C" __global__ void tight_parent_arcs(const int* __restrict__ arc_tail,
                                              const int* __restrict__ head,
                                              const unsigned int* __restrict__ w, int m,
-                                             const dist_t* __restrict__ d, int* parent_arc) {
+                                             const dist_t* __restrict__ d,
+                                             unsigned int* parent_arc) {
     int a = blockIdx.x * blockDim.x + threadIdx.x;
     if (a >= m) return;
     dist_t cand;
     if (!add_no_overflow(d[arc_tail[a]], w[a], &cand)) return;
     int v = head[a];
-    if (cand == d[v]) atomicMin(parent_arc + v, a);
+    if (cand == d[v]) atomicMin(parent_arc + v, (unsigned int)a);
 }

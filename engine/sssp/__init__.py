@@ -68,13 +68,12 @@ class TreeQuery:
         timer = Timer(backend)
         t0 = time.perf_counter()
         d, stats, unreached = _distances(prep, METHODS[method][0], int(source), timer, options)
-        with timer.step("parents"):
-            parent_arc = parent_arcs(prep, d, unreached, int(source))
+        with timer.step("parents"):      # the copies to the host come after, off the steps
+            parent_arc = parent_arcs(prep, d, unreached, int(source), on_device=True)
         d_host = backend.to_host(d)
+        parent_arc = backend.to_host(parent_arc)
         total_ms = (time.perf_counter() - t0) * 1000
         records = timer.records()
-        if "_iterations" in stats:   # read back from the device only now, off the clock
-            stats["iterations"] = int(backend.to_host(stats.pop("_iterations"))[0])
         distance = d_host.astype(np.int64)
         distance[d_host == unreached] = -1
         parent = np.full(self.graph.num_nodes, -1, dtype=np.int32)
@@ -112,7 +111,9 @@ def _distances(prep, module, source: int, timer, options):
         return d, stats, int(np.iinfo(np.int64).max)
     with timer.step("distances"):
         d, stats = module.run_gpu(prep, source, dist64=False, **options)
-    if _may_have_overflowed(prep, d):
+        # a variant that tracks its dropped candidates says so; the others are checked
+        overflowed = stats.pop("dropped") if "dropped" in stats else _may_have_overflowed(prep, d)
+    if overflowed:
         with timer.step("distances (64-bit rerun)"):
             d, stats = module.run_gpu(prep, source, dist64=True, **options)
     return d, stats, int(np.iinfo(d.dtype).max)

@@ -2,9 +2,10 @@
 
 Beyond both source documents: only improved vertices are expanded, and on the GPU
 the whole run is one persistent cooperative kernel, so the thousands of small
-frontier iterations of a road network cost grid barriers, not host round trips.
-delta (the bucket width) defaults to a multiple of the mean arc cost. The CPU twin
-runs the same near/far schedule sequentially.
+frontier iterations of a road network cost grid barriers, not host round trips. Its
+queues hold (distance, node) entries without deduplication (engine/kernels/near_far.cu
+says why). delta (the bucket width) defaults to a multiple of the mean arc cost. The
+CPU twin runs the same near/far schedule sequentially, deduplicating with stamps.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 from engine.sssp.rounds import (device_distances, dist_defines, push, relax_pile,
                                 start_distances)
 
-DELTA_FACTOR = 64.0      # delta = DELTA_FACTOR * mean arc cost (scripts/bench.py near_far_grid)
+DELTA_FACTOR = 256.0    # delta = DELTA_FACTOR * mean arc cost (section continental: best of 64-512 at 24 M)
 BLOCK = 256
 BLOCKS_PER_SM = 1        # a small grid keeps the grid barrier cheap
 
@@ -28,21 +29,50 @@ def run_gpu(prep, source: int, dist64: bool, delta_factor: float | None = None,
             blocks: int | None = None, threads: int | None = None):
     backend, xp, n = prep.backend, prep.xp, prep.n
     defines = dist_defines(dist64)
-    d = device_distances(prep, source, dist64)
-    queues = [xp.empty(max(n, 1), dtype=np.int32) for _ in range(5)]
-    count = xp.zeros(5, dtype=np.int32)
-    stamps = xp.zeros((2, n), dtype=np.int32)
-    iterations = xp.zeros(1, dtype=np.int32)
     dist_type = np.uint64 if dist64 else np.uint32
     delta = min(delta_for(prep, delta_factor), int(np.iinfo(dist_type).max) - 1)
     threads = threads or prep.tuning.get("near_far_threads", BLOCK)
     blocks = blocks or prep.tuning.get("near_far_blocks") or backend.cooperative_blocks(
         "near_far", "near_far", threads, BLOCKS_PER_SM, defines)
-    backend.launch("near_far", "near_far",
-                   (prep.first_out, prep.head, prep.weight, np.int32(n), d, *queues, count,
-                    stamps[0], stamps[1], dist_type(delta), np.int32(source), iterations),
-                   grid=blocks, block=threads, defines=defines, cooperative=True)
-    return d, {"iterations": "device", "delta": delta, "_iterations": iterations}
+    while True:
+        cap = prep.tuning.get(("near_far_queue", dist64), max(n, QUEUE_MIN))
+        state = prep.state(("near_far", dist64, cap), lambda: _Queues(prep, dist64, cap))
+        d = device_distances(prep, source, dist64)
+        backend.launch("near_far", "near_far",
+                       (prep.first_out, prep.head, prep.weight, d, *state.queues,
+                        np.int32(cap), state.count, dist_type(delta), np.int32(source),
+                        state.status),
+                       grid=blocks, block=threads, defines=defines, cooperative=True)
+        iterations, overflowed, dropped = (int(x) for x in backend.to_host(state.status))
+        if not overflowed:
+            return d, {"iterations": iterations, "delta": delta, "queue": cap,
+                       "dropped": bool(dropped)}
+        prep.device_state.pop(("near_far", dist64, cap))
+        prep.tuning[("near_far_queue", dist64)] = _larger_queue(cap, prep.m + n)
+
+
+QUEUE_MIN = 1 << 16      # queue entries at least; a near queue never needs more than m
+
+
+def _larger_queue(cap: int, arcs: int) -> int:
+    """The queue size after one overflowed: four times larger. A near queue holds at
+    most one entry per arc; a far queue, entries of many iterations, may need more,
+    but a run that needs over eight times the arcs is refused."""
+    if cap >= 8 * arcs:
+        raise MemoryError(f"near-far: a queue passed {cap:,} entries ({8 * arcs:,} is the "
+                          "limit); try a smaller delta factor or another method")
+    return min(4 * cap, 8 * arcs)
+
+
+class _Queues:
+    """The kernel's five queues of (distance, node) entries, counts and status."""
+
+    def __init__(self, prep, dist64: bool, cap: int) -> None:
+        xp = prep.xp
+        words = 4 if dist64 else 2          # an entry is 16 or 8 bytes
+        self.queues = [xp.empty((cap, words), dtype=np.int32) for _ in range(5)]
+        self.count = xp.zeros(5, dtype=np.int32)
+        self.status = xp.zeros(3, dtype=np.int32)
 
 
 def run_cpu(prep, source: int, delta_factor: float | None = None, blocks=None, threads=None):

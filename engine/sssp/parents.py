@@ -24,7 +24,6 @@ def parent_arcs(prep, d, unreached, source: int, on_device: bool = False):
     backend = prep.backend
     if prep.min_weight > 0 and backend.is_gpu:
         out = _parents_gpu(prep, d)
-        out = backend.xp.where(out == NO_ARC, -1, out).astype(np.int32)
         return out if on_device else backend.to_host(out)
     if prep.min_weight > 0:
         out = _parents_cpu(prep, d, unreached)
@@ -51,8 +50,9 @@ def _parents_cpu(prep, d, unreached):
 
 
 def _parents_gpu(prep, d):
-    """The same choice in one kernel: the least tight arc id per head (atomicMin)."""
-    out = prep.xp.full(prep.n, NO_ARC, dtype=np.int32)
+    """The same choice in one kernel: the least tight arc id per head (atomicMin),
+    -1 where none is tight."""
+    out = prep.xp.full(prep.n, -1, dtype=np.int32)
     prep.backend.launch("sssp", "tight_parent_arcs",
                         (prep.tail, prep.head, prep.weight, np.int32(prep.m), d, out),
                         threads=prep.m, defines=dist_defines(d.dtype == np.uint64))

@@ -58,3 +58,16 @@ def test_zero_costs_unreachable_and_64_bit_fallback(gpu):
         w = rng.integers(2**31 - 50, 2**31 - 1, m) if big else rng.integers(0, 5, m)
         g = RoadGraph.from_arcs(n, rng.integers(0, n, m), rng.integers(0, n, m), {"w": w})
         check_gpu(g, "w", [int(rng.integers(0, n))], gpu)
+
+
+def test_near_far_queues_too_small_grow_and_stay_exact(gpu):
+    """A run whose queues overflow is rerun with larger ones: the same exact tree."""
+    g = generate_road_network(20_000, seed=4)
+    query = TreeQuery(g, "travel_time", gpu)
+    query.prepared.tuning[("near_far_queue", False)] = 8        # far too small
+    matrix = scipy_matrix(g, "travel_time")
+    for s in (0, 777, 19_999):
+        result = query.tree(s, "near_far")
+        check_tree(g, result.tree, sssp(g, s, "travel_time", matrix))
+        assert result.stats["queue"] > 8
+    assert query.prepared.tuning[("near_far_queue", False)] > 8

@@ -16,6 +16,7 @@ ICS'19). One module per step of the paper's Algorithm 1:
     query_build.py        its arrays, built from the Hierarchy in a few Numba passes
     query_search.py       its searches (level by level), core join and unpacking
     phast.py              PHAST: one-to-all trees on a Hierarchy
+    phast_gpu.py          its GPU query: captured launches, 32-bit rows, 64-bit fallback
 
 Each step is one function over flat arrays. Its NumPy formulation (Numba for the
 witness search, SciPy for APSP) is the specification and runs on the CPU; on the

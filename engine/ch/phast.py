@@ -4,11 +4,14 @@ Upward sweep level 0..top over arcs to higher levels, the core's complete graph,
 then the downward sweep top..0; every level is one parallel step (on the GPU a
 thread per arc and atomicMin: a thread per node pulling over its arcs, with no
 atomics, measured slower at 24 M nodes, its arc reads no longer coalesced). On the
-GPU the whole query is a captured CUDA graph of one kernel per level; the CPU twin runs
-the same sweeps in Numba. The GPU numbers its distance rows by level (core and top
-first, as PHAST does) and gathers them back to node order once per tree. Parents come
-from the final distances (engine/sssp/parents.py), so a PHAST tree equals the direct
-SSSP tree arc for arc; they are made when a path or the whole tree is first read.
+GPU the whole query is a captured CUDA graph of one kernel per level
+(engine.ch.phast_gpu); the CPU twin runs the same sweeps in Numba. The GPU numbers its
+distance rows by level (core and top first, as PHAST does) and gathers them back to
+node order once per tree. A tree's rows are 32-bit (half the bytes of the memory-bound
+sweep); a query whose distances pass 32 bits raises a flag and is redone with 64-bit
+rows, so trees stay exact. Parents come from the final distances
+(engine/sssp/parents.py), so a PHAST tree equals the direct SSSP tree arc for arc;
+they are made when a path or the whole tree is first read.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import numba
 import numpy as np
 
 from engine.core import backend as backends
+from engine.ch import phast_gpu
 from engine.ch.hierarchy import Hierarchy
 from engine.ch.phast_tree import PhastTree
 from engine.core.paths import Path, ShortestPathTree, check_node, path_from_tree
@@ -29,8 +33,6 @@ from engine.core.timing import Timer
 
 INF64 = np.iinfo(np.int64).max
 U64_INF = np.iinfo(np.uint64).max
-BLOCK = 256
-UP_THREADS = 1024        # PHAST_UP_THREADS in phast.cu: one block per source
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,9 @@ class _Index:
                             down_w=host["down_w"].astype(np.uint32))
         for name, values in host.items():
             setattr(self, name, xp.asarray(values))
-        self.graphs = {}
+        self.graphs = {}         # GPU: (batch size, bits) -> phast_gpu.GpuQuery
+        self.buffers = {}        # GPU: batch size -> what both widths share
+        self.overflowed = False  # GPU: a 32-bit query overflowed; use 64 bits from now on
 
 
 def _renumber_by_level(h: Hierarchy, host: dict) -> np.ndarray:
@@ -119,6 +123,7 @@ class PhastQuery:
         self.backend = backend or backends.current()
         self.index = _Index(h, self.backend)
         self.prepared = prepare(h.graph, h.metric, self.backend)
+        self.last_bits = None        # the last device_tree's row width (64 on the CPU)
 
     def tree(self, source: int, per_level: bool = False) -> PhastResult:
         """Shortest-path tree from internal node ``source``, the whole of it on the host
@@ -131,29 +136,51 @@ class PhastQuery:
 
     def device_tree(self, source: int, per_level: bool = False) -> PhastTree:
         """The tree from internal node ``source`` left on the backend
-        (engine.ch.phast_tree: a distance, a path or the colour bins are read from it)."""
-        h, backend = self.hierarchy, self.backend
+        (engine.ch.phast_tree: a distance, a path or the colour bins are read from it).
+        On the GPU with 32-bit rows unless they overflow (``last_bits`` says which)."""
+        h, backend, source = self.hierarchy, self.backend, int(source)
         check_node(h.graph, source)
-        timer = Timer(backend)
+        timer, q = Timer(backend), None
         with timer.step("distances"):
             if backend.is_gpu:
-                d, level_ms = _gpu_distances(self.index, [int(source)], per_level)
-                # rows by level back to node order, a new array: the captured launches
-                # write the same buffer every query. 2^64-1 (unreached) as int64 is -1.
-                dist = d[0][self.index.rank].view(np.int64)
+                bits = 64 if self.index.overflowed else 32
+                dist, level_ms, q = self._gpu_tree(source, bits, per_level)
             else:
-                dist, level_ms = _cpu_distances(self.index, int(source), per_level)
+                dist, level_ms = _cpu_distances(self.index, source, per_level)
                 dist[dist == INF64] = -1
-        step_ms = {r.step: r.ms for r in timer.records()}
+        # the flag is read after the step's end mark: its host wait is not timed
+        if q is not None and phast_gpu.overflowed(self.index, q):
+            with timer.step("distances"):          # exact again, with 64-bit rows
+                dist, level_ms, q = self._gpu_tree(source, 64, per_level)
+        self.last_bits = q.bits if q is not None else 64
+        step_ms = {}
+        for r in timer.records():                  # a fallback counts both sweeps
+            step_ms[r.step] = step_ms.get(r.step, 0.0) + r.ms
         # parents wait until a path or the whole tree is read: the window's colours
         # and a distance need none (24 M nodes: a pass over every arc, about 1 ms)
-        parents = partial(self._parents, dist, int(source))
-        return PhastTree(h.graph, h.metric, int(source), dist, parents, self.prepared.tail,
+        parents = partial(self._parents, dist, source)
+        return PhastTree(h.graph, h.metric, source, dist, parents, self.prepared.tail,
                          backend, sum(step_ms.values()), level_ms, step_ms)
+
+    def _gpu_tree(self, source: int, bits: int, per_level: bool):
+        """(distances int64 in node order, -1 unreached; level timings; the query) of
+        one GPU sweep with ``bits``-bit rows, queued (the caller checks the overflow)."""
+        q, level_ms = self._gpu_sweep([source], bits, per_level)
+        return phast_gpu.node_order(self.index, q), level_ms, q
+
+    def _gpu_sweep(self, sources: list[int], bits: int, per_level: bool):
+        """Queue the GPU query from ``sources``: (its phast_gpu.GpuQuery, level timings
+        when ``per_level``, else None)."""
+        q = phast_gpu.query(self.index, sources, bits)
+        if not per_level:
+            q.launch()
+            return q, None
+        return q, _timed_steps(self.backend, q.steps)
 
     def _parents(self, dist, source: int):
         """parent_arc of the tree with distances ``dist`` (int64, -1 unreached), on the
-        backend (zero-cost arcs: made on the host, then moved)."""
+        backend (zero-cost arcs: made on the host, then moved). The GPU's kernel reads
+        uint64 with 2^64-1 unreached: -1 viewed as uint64, whatever the rows' width."""
         d = dist.view(np.uint64) if self.backend.is_gpu else dist
         unreached = int(U64_INF) if self.backend.is_gpu else -1
         parent_arc = parent_arcs(self.prepared, d, unreached, source, on_device=True)
@@ -162,10 +189,11 @@ class PhastQuery:
     def sweep_into(self, source: int, out) -> None:
         """GPU only: queue the sweep from internal node ``source`` and gather its
         distances (uint64, node order, 2^64-1 unreached) into ``out``, a device buffer
-        that captured work may read; no host wait (the cost-budgeted bounds)."""
-        d, _ = _gpu_distances(self.index, [int(source)], False)
+        that captured work may read; no host wait (the cost-budgeted bounds), so its
+        rows are 64-bit: a 32-bit sweep's overflow flag would need one."""
+        q, _ = self._gpu_sweep([int(source)], 64, False)
         with self.backend.active():
-            self.backend.xp.take(d[0], self.index.rank, out=out)
+            self.backend.xp.take(q.d[0], self.index.rank, out=out)
 
     def distances(self, sources) -> np.ndarray:
         """Distances (int64 [len(sources), n], -1 unreachable) from many sources at once.
@@ -176,9 +204,9 @@ class PhastQuery:
         sources = [int(s) for s in sources]
         for s in sources:
             check_node(self.hierarchy.graph, s)
-        if self.backend.is_gpu:
-            d, _ = _gpu_distances(self.index, sources, False)
-            d = self.backend.to_host(d[:, self.index.rank])
+        if self.backend.is_gpu:          # 64-bit rows: the copy of b x n to the host dominates
+            q, _ = self._gpu_sweep(sources, 64, False)
+            d = self.backend.to_host(q.d[:, self.index.rank])
             out = d.astype(np.int64)
             out[d == U64_INF] = -1
             return out
@@ -195,21 +223,7 @@ class PhastQuery:
         return path_from_tree(self.hierarchy.graph, tree, target)
 
 
-# ------------------------------------------------------------------ GPU
-def _gpu_distances(index: _Index, sources: list[int], per_level: bool):
-    b = len(sources)
-    if b not in index.graphs:
-        index.graphs[b] = _GpuQuery(index, b)
-    q = index.graphs[b]
-    xp = index.backend.xp
-    with index.backend.active():
-        xp.take(index.rank, xp.asarray(sources, dtype=np.int64), out=q.sources)   # rows
-    if not per_level:
-        q.launch()
-        return q.d, None
-    return q.d, _timed_steps(index.backend, q.steps)
-
-
+# ------------------------------------------------------------------ timing
 def _timed_steps(backend, steps) -> dict:
     """Run ``steps`` one by one, each between two marks (per-level timing):
     {"up": [ms per level], "down": [...], other step names: ms}."""
@@ -226,50 +240,6 @@ def _timed_steps(backend, steps) -> dict:
         else:
             timings[name] = timings.get(name, 0.0) + ms
     return timings
-
-
-class _GpuQuery:
-    """Buffers and the captured launch sequence for batches of ``b`` sources."""
-
-    def __init__(self, index: _Index, b: int) -> None:
-        backend, xp = index.backend, index.backend.xp
-        n, k = index.n, index.k
-        self.d = xp.empty((b, n), dtype=np.uint64)
-        self.sources = xp.zeros(b, dtype=np.int32)
-        self.scratch = xp.empty((b, n), dtype=np.int32)        # reached nodes, by level
-        self.bucket_size = xp.zeros((b, index.levels + 1), dtype=np.int32)
-
-        def step(kernel, grid, block, *args):
-            backend.kernel("phast", kernel)          # loaded before the capture
-            return lambda: backend.launch("phast", kernel, args, grid=grid, block=block)
-
-        levels = np.int32(index.levels)
-        steps = [("init", step("phast_init", ((n + BLOCK - 1) // BLOCK, b), BLOCK,
-                               self.d, np.int32(n), self.sources)),
-                 ("up", step("phast_up_search", (1, b), UP_THREADS, index.up_begin, index.up_end,
-                             index.up_head, index.up_w, index.node_level, levels,
-                             index.level_start, np.int32(n), self.sources, self.d, self.scratch,
-                             self.bucket_size))]
-        if k:
-            core_start = np.int64(int(index.level_start[index.levels]))
-            steps.append(("core", step("phast_core_reached", ((k + BLOCK - 1) // BLOCK, b), BLOCK,
-                                       self.d, np.int32(n), index.core, np.int32(k),
-                                       index.core_index, self.scratch, core_start,
-                                       self.bucket_size, levels, index.core_dist)))
-        relax = "phast_relax_narrow" if index.narrow else "phast_relax"
-        for lv in range(index.levels - 1, -1, -1):
-            begin, end = int(index.down_first[lv]), int(index.down_first[lv + 1])
-            if end > begin:
-                steps.append(("down", step(relax, ((end - begin + BLOCK - 1) // BLOCK, b),
-                                           BLOCK, index.down_tail, index.down_head, index.down_w,
-                                           np.int32(begin), np.int32(end), self.d, np.int32(n))))
-        self.steps = steps
-
-        def run_all():
-            for _, launch in steps:
-                launch()
-
-        self.launch = backend.capture(run_all)
 
 
 # ------------------------------------------------------------------ CPU

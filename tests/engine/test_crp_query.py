@@ -88,6 +88,33 @@ def test_two_stage_search_between_top_cells_matches_the_oracle(decoder, seed):
     assert apart.mean() > 0.8
 
 
+def test_top_exit_costs_place_every_top_arc_once_and_are_cleared_after_each_route():
+    """The A*'s copy of the top arcs' forward costs in the top cells' exit order
+    (bounds._top_exits, staged._expand reads a top row's from it): each top arc has one
+    place, at its own index in its tail cell's exit list, and the copy is all FORBIDDEN
+    again after every route, found or not (the next query relies on it)."""
+    g = generate_road_network(12_000, seed=43)
+    overlay, metric, query = crp_setup(g, "car-fastest", levels=(4, 7, 9))
+    q, bounds = query.space, query._bounds
+    pos, costs, first = bounds.exits
+    top, btop = bounds.top, bounds.btop
+    assert np.array_equal(np.sort(pos[:btop]), np.arange(btop))
+    exits = q.exit_q[first:first + btop]
+    assert np.array_equal(pos[exits], np.arange(btop))
+    assert np.all(q.tail_rec[exits, top, 0] - bounds.base
+                  == np.searchsorted(q.exit_first[bounds.base:bounds.base + bounds.cells + 1] - first,
+                                     np.arange(btop), side="right") - 1)
+    apart = 0
+    for s, t in np.random.default_rng(43).integers(0, g.num_nodes, (60, 2)):
+        apart += overlay.cell_of[top, s] != overlay.cell_of[top, t]
+        try:
+            query.route(int(s), int(t))
+        except Unreachable:
+            pass
+        assert np.all(costs == FORBIDDEN)
+    assert apart > 40
+
+
 def test_stage_one_on_two_threads_equals_it_on_one():
     """staged.py runs the backward search of stage 1 on a side thread: neither search
     reads the other's costs, so every cost and every path equals the one-thread run's,

@@ -78,6 +78,7 @@ class TopBounds:
         self.done[:] = top < 0
         self.build_ms = 0.0                 # the last build of the tables (see build)
         self._scratch = (np.full((self.btop, 2), -1, np.int32), np.empty(max(self.btop, 1), np.int64))
+        self.exits = _top_exits(q, top, self.base, self.cells, self.btop)
 
     def reset(self) -> None:
         """Forget the tables (a new metric)."""
@@ -93,7 +94,8 @@ class TopBounds:
             self.build(shortcuts)
         return (self.lb[0, t], self.lb[1, s], self.cell_lb[0, t], self.cell_lb[1, s],
                 self.top_of_cell, self.top, *self._scratch, self.base,
-                self.group_lb[t], self.group_cell_lb[t], self.group, self.group_rest)
+                self.group_lb[t], self.group_cell_lb[t], self.group, self.group_rest,
+                *self.exits)
 
     def build(self, shortcuts) -> None:
         """Every table not built yet, in parallel (each output row is one task's own)."""
@@ -136,6 +138,20 @@ class TopBounds:
         finish_from_tables(frm, self.base, self.top, q.head_rec, q.tail_rec, self.lb[1],
                            self.cell_lb[1])
         self.done[:] = True
+
+
+def _top_exits(q, top: int, base: int, cells: int, btop: int):
+    """The A*'s forward costs of the top arcs laid out as the top cells' exit lists
+    (staged._expand then reads a top row's exits' costs as one run, not gathered):
+    (each top arc's place there, the costs, FORBIDDEN between queries, the flat index
+    of the first top exit). Every top arc is the exit of one top cell: its tail's."""
+    pos = np.zeros(max(btop, 1), np.int32)
+    first = 0
+    if top >= 0:
+        first = int(q.exit_first[base])
+        exits = q.exit_q[first:int(q.exit_first[base + cells])]
+        pos[exits] = np.arange(exits.size, dtype=np.int32)
+    return pos, np.full(max(btop, 1), FORBIDDEN, np.int32), first
 
 
 def _entry_groups(q, top: int, btop: int):

@@ -115,6 +115,38 @@ def test_top_exit_costs_place_every_top_arc_once_and_are_cleared_after_each_rout
     assert apart > 40
 
 
+def _top_step_through_end_cell(query) -> bool:
+    """Whether the last route's search path took a top-level step out of the source's or
+    the target's top cell (staged.py's A* crosses them by their top rows; the step's
+    stamp tells unpacking so: search.free_level would pick a lower level there)."""
+    from engine.crp.query.search import free_level
+    from engine.crp.query.unpack import search_steps
+    lv = query._levels_of
+    arc_level, query_level, head_rec, _, cs, ct, stamps, number, top = lv
+    arcs, _ = search_steps(query._meet, query._rec, lv)
+    return any(x < stamps.size and stamps[x] == number
+               and free_level(p, arc_level, query_level, head_rec, cs, ct) != top
+               for p, x in zip(arcs[:-1], arcs[1:]))
+
+
+def test_across_stage_crosses_the_end_cells_by_top_rows_and_stays_exact():
+    """Paths that enter the target's top cell and leave it again (or go back through the
+    source's) cross it by its top row in the A*; such routes still match the oracle
+    and unpack to valid paths, and the pairs include enough of them to say so."""
+    g = generate_road_network(12_000, seed=44)
+    overlay, metric, query = crp_setup(g, "car-fastest", levels=(4, 7, 9))
+    crossed, route = [], query.route
+
+    def counting(s, t):
+        path = route(s, t)
+        crossed.append(_top_step_through_end_cell(query))
+        return path
+
+    query.route = counting
+    assert compare_with_oracle(g, overlay, metric, query, 10, 30, seed=44) == 300
+    assert sum(crossed) >= 15
+
+
 def test_stage_one_on_two_threads_equals_it_on_one():
     """staged.py runs the backward search of stage 1 on a side thread: neither search
     reads the other's costs, so every cost and every path equals the one-thread run's,

@@ -79,6 +79,10 @@ class TopBounds:
         self.build_ms = 0.0                 # the last build of the tables (see build)
         self._scratch = (np.full((self.btop, 2), -1, np.int32), np.empty(max(self.btop, 1), np.int64))
         self.exits = _top_exits(q, top, self.base, self.cells, self.btop)
+        # the query that last reached each top arc by a top-level step out of the source's
+        # or the target's top cell (staged._expand; unpack.search_steps reads it), and
+        # the current query's number: no clearing between queries
+        self.steps = (np.zeros(max(self.btop, 1), np.int64), np.zeros(1, np.int64))
 
     def reset(self) -> None:
         """Forget the tables (a new metric)."""
@@ -95,7 +99,7 @@ class TopBounds:
         return (self.lb[0, t], self.lb[1, s], self.cell_lb[0, t], self.cell_lb[1, s],
                 self.top_of_cell, self.top, *self._scratch, self.base,
                 self.group_lb[t], self.group_cell_lb[t], self.group, self.group_rest,
-                *self.exits)
+                *self.exits, *self.steps)
 
     def build(self, shortcuts) -> None:
         """Every table not built yet, in parallel (each output row is one task's own)."""

@@ -72,7 +72,6 @@ class CrpQuery:
         self._node_cell = np.ascontiguousarray(
             (overlay.cell_of + q.cell_base[:, None]).T.astype(np.int32))
         self._bounds = TopBounds(overlay, q, backend)
-        self._where = (q.head, self._node_cell)             # an arc's top cell (staged.py)
         self._levels_of = None                              # the last search's (for steps)
         # the last route's split, ms: the top-level bound tables (bounds.py: all built
         # by the first route after a metric), the search, the unpacking
@@ -150,6 +149,8 @@ class CrpQuery:
     def _search(self, s_node, t_node, sources, source_cost, targets):
         """Sources and targets as query ids, source costs int32."""
         cs, ct = self._node_cell[s_node], self._node_cell[t_node]
+        stamps, query = self._bounds.steps
+        query[0] += 1                      # this search's number (staged.py's steps)
         t0 = time.perf_counter()
         bounds = self._bounds.get(cs, ct, self.shortcuts)
         t1 = time.perf_counter()
@@ -158,14 +159,15 @@ class CrpQuery:
                 self._columns)
         top = self._bounds.top
         if self.two_stage and top >= 0 and cs[top] != ct[top]:   # different top cells
-            best, meet, nt = staged(*args, self._where, self._back, self._side)
+            best, meet, nt = staged(*args, self._back, self._side)
         else:
             best, meet, nt = bidirectional(*args)
         t2 = time.perf_counter()
         self.last_ms = {"bounds": (t1 - t0) * 1e3, "search": (t2 - t1) * 1e3, "unpack": 0.0}
         self._ntouched, self._meet = nt, meet
         q = self.space
-        self._levels_of = (q.arc_level, self.query_level, q.head_rec, q.tail_rec, cs, ct)
+        self._levels_of = (q.arc_level, self.query_level, q.head_rec, q.tail_rec, cs, ct,
+                           stamps, int(query[0]), self._bounds.top)
         if meet < 0:
             # costs are int32 below FORBIDDEN: a path at 2^31-1 or more is dropped
             # by the search, so a legal path means it overflowed

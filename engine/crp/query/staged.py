@@ -15,26 +15,33 @@ distance from any top arc to the target's top cell T. So:
    the other's costs, so they run side by side on two threads (each touches only its
    own column of the costs, records and heaps, and lists its arcs apart); the arcs
    both reached are met afterwards, in one scan.
-2. **Across.** A forward A* from the parked arcs, keyed by cost + h, with
-   h = the least over T's entry groups g of to[T, g][y] + (the least cost from an
-   arc of g entering T to t) for a top arc y (bounds.py: a group is the entries into
-   one level-(top-1) subcell of T), the same with the least over X's exits for an arc
-   inside a top cell X (a path from it must leave X first), and R + that least cost for an arc into or
-   inside T, where R is the least to[T] over T's exits: a path that stays inside T
-   from there is already counted when the arc is reached (its cost inside T is
-   known from stage 1), so only one that leaves T and comes back is left, and it
-   costs at least that. Every h is a lower bound of what any path not yet counted
-   still costs, so stopping when the least key is no less than the best path is
-   exact; h is not consistent everywhere, and an arc whose cost drops after it was
-   expanded is expanded again (the heap takes it back).
+2. **Across.** A forward A* over the top level from the parked arcs: every top cell,
+   S and T included, is crossed by its top row (an entry to its exits), so it expands
+   top arcs only. A path that ends at t enters T a last time and stays inside: it is
+   counted when the A* reaches that entry, against stage 1's exact backward cost from
+   there; a path through T (or back through S) leaves it again by an exit, which the
+   cell's row reaches. Keys are cost + h, with h = the least over T's entry groups g
+   of to[T, g][y] + (the least cost from an arc of g entering T to t) for a top arc y
+   outside T (bounds.py: a group is the entries into one level-(top-1) subcell of T),
+   and R + that least cost for an arc into T, where R is the least to[T] over T's
+   exits (only a path that leaves T and comes back is left to count from there).
+   Every h is a lower bound of what any path not yet counted still costs, so stopping
+   when the least key is no less than the best path is exact; h is not consistent
+   everywhere, and an arc whose cost drops after it was expanded is expanded again
+   (the heap takes it back).
 
-The A* expands an arc like the forward search of search.py (free_level picks the
-level; the same matrices, the same parents), so unpacking (unpack.py) needs nothing
-new. A top cell's row is most of its work: it keeps the top arcs' forward costs a
-second time, in the order of the top cells' exit lists (bounds.py _top_exits), so a
-row compares its sums with one run of costs rather than gathering them (12 M nodes,
-2 cores, same pairs: 0.84x the A*'s median time and 0.76x its mean, stage 1 taking
-0.97x; no change at 4 M, where the gathered costs stayed in cache). Its slack is how much the cost from a group's entries to t differs between them:
+The A*'s steps are top-level shortcuts with the search's parents, so unpacking
+(unpack.py) needs nothing new, except for a step out of S or T, where search.py's
+free_level would pick a lower level: every step of the A* is stamped with the query's
+number (bounds.py ``steps``) and unpack.search_steps takes a stamped one at the top
+level. (Until the seventh session the A* went down into T and S as stage 1 does;
+crossing them by their top rows took the A* 2.26 -> 1.97 ms median at 12 M, 2 cores,
+its mean unchanged, 4.38 -> 4.32 ms.) A top cell's row is most of its work: the A*
+keeps the top arcs' forward costs a second time, in the order of the top cells' exit
+lists (bounds.py _top_exits), so a row compares its sums with one run of costs rather
+than gathering them (12 M nodes, 2 cores, same pairs: 0.84x the A*'s median time and
+0.76x its mean, stage 1 taking 0.97x; no change at 4 M, where the gathered costs
+stayed in cache). The bound's slack is how much the cost from a group's entries to t differs:
 on the generated 4 M-node network (car-fastest, turns) it expands 1,206 top arcs per
 query (median) where one bound per cell (the least over all of T's entries) expanded
 2,082, its search 3.99 against 5.29 ms; with that one bound the two stages took
@@ -47,17 +54,16 @@ import numba as nb
 import numpy as np
 
 from engine.crp.metric import FORBIDDEN
-from engine.crp.query.search import _relax, _settle, free_level, start
+from engine.crp.query.search import _relax, _settle, start
 from engine.core.heaps import (
     packed_forget as forget, packed_pop as pop, packed_push_or_decrease as push_or_decrease,
 )
 
 
 def staged(sources, source_cost, targets, graph, cells, cs, ct, shortcuts, dist, rec, touched,
-           nt_old, heaps, bounds, columns, where, back, side=None):
+           nt_old, heaps, bounds, columns, back, side=None):
     """As search.bidirectional (same arguments and results), for s and t in different
-    top cells; ``where``: (the head node of each query id, each node's flat cell per
-    level), for the top cell an arc lies in; ``back``: the backward search's own list
+    top cells; ``back``: the backward search's own list
     of touched arcs (as long as ``touched``); ``side``: an executor
     (engine.core.cores.side_thread) whose thread runs the backward search of stage 1 while
     this one runs the forward (None: in turn).
@@ -83,7 +89,7 @@ def staged(sources, source_cost, targets, graph, cells, cs, ct, shortcuts, dist,
     nt, best, meet = _merge(touched, nt, back, nb_touched, dist)
     # 2. across: the A* from the arcs that left S
     return _across(graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, hf, best, meet,
-                   bounds, where)
+                   bounds)
 
 
 @nb.njit(cache=True, _nrt=False, nogil=True)
@@ -128,8 +134,7 @@ def _merge(touched, nt, back, nb, dist):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _across(graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, hf, best, meet, bounds,
-            where):
+def _across(graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, hf, best, meet, bounds):
     """Stage 2: the A* from the arcs that left S, to (best, meeting arc, touched)."""
     top = bounds[5]
     S, T = cs[top], ct[top]
@@ -143,13 +148,13 @@ def _across(graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, hf, best, m
     for i in range(nt):
         x = touched[i]
         if dist[x, 0] != FORBIDDEN and arc_level[x] > top and head_rec[x, top, 0] != S:
-            key = dist[x, 0] + _h(x, arc_level, top, where, bounds, rest, leave_t)
+            key = dist[x, 0] + _h(x, bounds, rest, leave_t)
             if key < best:
                 nf = push_or_decrease(hf, rec, 2, nf, key, x)
     while nf > 0 and (hf[0] >> 32) < best:
         _, x, nf = pop(hf, rec, 2, nf)
-        nf, nt, best, meet = _expand(x, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt,
-                                     hf, nf, best, meet, bounds, rest, leave_t, where)
+        nf, nt, best, meet = _expand(x, cells, shortcuts, dist, rec, touched, nt, hf, nf, best,
+                                     meet, bounds, rest, leave_t)
     forget(hf, rec, 2, nf)
     _top_costs(touched, nt, dist, pos, fc, False)
     return best, meet, nt
@@ -187,70 +192,42 @@ def _rests(touched, nt, dist, arc_level, top, tail_rec, T, bounds, cells):
 
 
 @nb.njit(cache=True, _nrt=False)
-def _h(y, arc_level, top, where, bounds, rest, leave_t):
-    """A lower bound of what a path through arc y not yet counted still costs: for an
-    arc outside T the least over T's entry groups of (to[T, g] + the group's rest)."""
-    lb_t, cell_lb_t, base = bounds[0], bounds[2], bounds[8]
-    if arc_level[y] > top:                 # a top arc: y < the top's boundary count
-        v, table, at = lb_t[y], bounds[9], y
-    else:                                  # inside top cell X: it must leave X first
-        head, node_cell = where
-        at = node_cell[head[y], top] - base
-        v, table = cell_lb_t[at], bounds[10]
-    if v < 0:                              # into or inside T: leave it and come back
+def _h(y, bounds, rest, leave_t):
+    """A lower bound of what a path through top arc y not yet counted still costs: for
+    an arc outside T the least over T's entry groups of (to[T, g] + the group's rest)."""
+    v = bounds[0][y]
+    if v < 0:                              # into T: leave it and come back
         return min(leave_t + rest, FORBIDDEN)
-    rests = bounds[12]
+    table, rests = bounds[9], bounds[12]
     best = FORBIDDEN
     for g in range(rests.size):
-        if rests[g] < FORBIDDEN and table[at, g] < FORBIDDEN:
-            best = min(best, table[at, g] + rests[g])
+        if rests[g] < FORBIDDEN and table[y, g] < FORBIDDEN:
+            best = min(best, table[y, g] + rests[g])
     return best
 
 
 @nb.njit(cache=True, _nrt=False)
-def _expand(x, graph, cells, cs, ct, shortcuts, dist, rec, touched, nt, heap, size, best, meet,
-            bounds, rest, leave_t, where):
-    """The A*'s expansion of arc x (forward, as search._settle's): its head cell's row
-    at x's free level, or the turns out of x; an arc reached at a lower cost is counted
-    against stage 1's backward costs at once (search._relax) and keyed cost + h."""
-    first_turn, to_arc, arc_level, turn_weight = graph[0], graph[1], graph[6], graph[5]
+def _expand(x, cells, shortcuts, dist, rec, touched, nt, heap, size, best, meet, bounds, rest,
+            leave_t):
+    """The A*'s expansion of top arc x: its head cell's top row, S and T included (a
+    path through them from here leaves them again; one that ends at t is counted where
+    it enters T, against stage 1's backward cost). Its exits' costs are read from the
+    exit-ordered copy (bounds.py _top_exits); an exit reached at a lower cost is counted
+    against the backward costs at once (search._relax), keyed cost + h, and stamped with
+    the query's number: unpack.search_steps then takes the step as a top-level one."""
     head_rec, exit_first, exit_arc = cells[1], cells[5], cells[6]
-    top = bounds[5]
-    pos, fc = bounds[13], bounds[14]
+    top, fc, first, stamps, query = bounds[5], bounds[14], bounds[15], bounds[16], bounds[17][0]
     d = dist[x, 0]
-    l = free_level(x, arc_level, cells[0], head_rec, cs, ct)
-    if l == top:           # a top cell's row: its exits' costs lie together in fc
-        cb, base = head_rec[x, l, 0], head_rec[x, l, 1]
-        lo = exit_first[cb]
-        k0 = lo - bounds[15]
-        for j in range(exit_first[cb + 1] - lo):
-            nd = d + shortcuts[base + j]
-            if nd < fc[k0 + j] and nd < best:       # h only for an arc that improves
-                y = exit_arc[lo + j]
-                key = nd + _h(y, arc_level, top, where, bounds, rest, leave_t)
-                size, nt, best, meet = _relax(y, nd, key, x, 0, dist, rec, heap, size, touched,
-                                              nt, best, meet, False)
-                fc[k0 + j] = dist[y, 0]
-    elif l >= 0:
-        cb, base = head_rec[x, l, 0], head_rec[x, l, 1]
-        lo = exit_first[cb]
-        for j in range(exit_first[cb + 1] - lo):
-            nd = d + shortcuts[base + j]
+    cb, base = head_rec[x, top, 0], head_rec[x, top, 1]
+    lo = exit_first[cb]
+    k0 = lo - first
+    for j in range(exit_first[cb + 1] - lo):
+        nd = d + shortcuts[base + j]
+        if nd < fc[k0 + j] and nd < best:           # h only for an arc that improves
             y = exit_arc[lo + j]
-            if nd < best and nd < dist[y, 0]:
-                key = nd + _h(y, arc_level, top, where, bounds, rest, leave_t)
-                size, nt, best, meet = _relax(y, nd, key, x, 0, dist, rec, heap, size, touched,
-                                              nt, best, meet, False)
-                if y < fc.size:
-                    fc[pos[y]] = dist[y, 0]
-    else:
-        for t in range(first_turn[x], first_turn[x + 1]):
-            nd = d + turn_weight[t]
-            y = to_arc[t]
-            if nd < best and nd < dist[y, 0]:
-                key = nd + _h(y, arc_level, top, where, bounds, rest, leave_t)
-                size, nt, best, meet = _relax(y, nd, key, x, 0, dist, rec, heap, size, touched,
-                                              nt, best, meet, False)
-                if y < fc.size:
-                    fc[pos[y]] = dist[y, 0]
+            key = nd + _h(y, bounds, rest, leave_t)
+            size, nt, best, meet = _relax(y, nd, key, x, 0, dist, rec, heap, size, touched, nt,
+                                          best, meet, False)
+            fc[k0 + j] = nd
+            stamps[y] = query
     return size, nt, best, meet

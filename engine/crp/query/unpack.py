@@ -128,9 +128,12 @@ def _reverse(a, lo, hi):
 def search_steps(meet, rec, levels_of):
     """The search path through ``meet`` as arcs with the level of the step into each
     (-1: a turn or the first arc; l: a level-l shortcut from the previous arc).
-    A step's level is the one its parent was settled at (search.free_level);
-    levels_of: (arc_level, query_level, head_rec, tail_rec, cs, ct) of the search."""
-    arc_level, query_level, head_rec, tail_rec, cs, ct = levels_of
+    A step's level is the one its parent was settled at (search.free_level), or the
+    top level for a step of staged.py's A* (stamped with the query's number: it crosses
+    the source's and the target's top cells by their top rows too);
+    levels_of: (arc_level, query_level, head_rec, tail_rec, cs, ct, the stamps, the
+    query's number, the top level) of the search."""
+    arc_level, query_level, head_rec, tail_rec, cs, ct, stamps, query, top = levels_of
     n = 0
     x = meet
     while x >= 0:
@@ -147,7 +150,12 @@ def search_steps(meet, rec, levels_of):
     for i in range(n - 1, -1, -1):
         p = rec[x, 0]
         arcs[i] = x
-        levels[i] = -1 if p < 0 else free_level(p, arc_level, query_level, head_rec, cs, ct)
+        if p < 0:
+            levels[i] = -1
+        elif x < stamps.size and stamps[x] == query:
+            levels[i] = top
+        else:
+            levels[i] = free_level(p, arc_level, query_level, head_rec, cs, ct)
         x = p
     x = meet
     for i in range(n, m):

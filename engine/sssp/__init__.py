@@ -116,6 +116,7 @@ def _distances(prep, module, source: int, timer, options):
     if overflowed:
         with timer.step("distances (64-bit rerun)"):
             d, stats = module.run_gpu(prep, source, dist64=True, **options)
+            stats.pop("dropped", None)      # a 64-bit run drops nothing that fits
     return d, stats, int(np.iinfo(d.dtype).max)
 
 

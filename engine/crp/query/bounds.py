@@ -79,9 +79,10 @@ class TopBounds:
         self.build_ms = 0.0                 # the last build of the tables (see build)
         self._scratch = (np.full((self.btop, 2), -1, np.int32), np.empty(max(self.btop, 1), np.int64))
         self.exits = _top_exits(q, top, self.base, self.cells, self.btop)
-        # the query that last reached each top arc by a top-level step out of the source's
-        # or the target's top cell (staged._expand; unpack.search_steps reads it), and
-        # the current query's number: no clearing between queries
+        # the number of the query whose A* last reached each top arc (staged._expand: its
+        # steps are top-level ones, also out of the source's or the target's top cell,
+        # where search.free_level would pick a lower level; unpack.search_steps reads it),
+        # and the current query's number: no clearing between queries
         self.steps = (np.zeros(max(self.btop, 1), np.int64), np.zeros(1, np.int64))
 
     def reset(self) -> None:

@@ -63,10 +63,9 @@ from engine.core.heaps import (
 def staged(sources, source_cost, targets, graph, cells, cs, ct, shortcuts, dist, rec, touched,
            nt_old, heaps, bounds, columns, back, side=None):
     """As search.bidirectional (same arguments and results), for s and t in different
-    top cells; ``back``: the backward search's own list
-    of touched arcs (as long as ``touched``); ``side``: an executor
-    (engine.core.cores.side_thread) whose thread runs the backward search of stage 1 while
-    this one runs the forward (None: in turn).
+    top cells; ``back``: the backward search's own list of touched arcs (as long as
+    ``touched``); ``side``: an executor (engine.core.cores.side_thread) whose thread
+    runs the backward search of stage 1 while this one runs the forward (None: in turn).
     The two never read each other's costs, so the answer and the path are the same
     either way."""
     hf, hb = heaps

@@ -16,7 +16,7 @@ the same run; the two stages again with stage 1's searches one after the other o
 the calling thread (staged.py runs the backward one on a side thread where there are
 two cores), and with the metric's unpacking trees dropped, as a GPU customization
 has none (unpack.py then searches each shortcut's cell from both ends). A query is
-split into bounds / search / unpack by CrpQuery.last_ms;
+split into bounds / search (its stages: inside, across) / unpack by CrpQuery.last_ms;
 "total" is route() as the caller sees it (also the Path's checks).
 """
 from __future__ import annotations
@@ -111,7 +111,7 @@ def _config_rows(label, g, levels) -> list[list[str]]:
 
 def _pass_rows(label, what, name, query, pairs) -> list[list[str]]:
     from benchmarks.common import timed_routes
-    split = {"search": [], "unpack": []}
+    split = {"search": [], "inside": [], "across": [], "unpack": []}
 
     def keep_split(q):
         for k in split:

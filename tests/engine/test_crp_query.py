@@ -311,4 +311,5 @@ def test_routes_without_hints_on_four_levels_match_the_oracle():
     bare = dataclasses.replace(metric, trees=None)
     query = CrpQuery(overlay, bare)
     assert compare_with_oracle(g, overlay, bare, query, 15, 20, seed=43) == 300
-    assert query._back_scratch[0].shape[0] == query.space.crossing[0]
+    urec, _, _, brec, _, _ = query._lanes.scratch(0)       # sized by the arcs crossing level 0
+    assert urec.shape[0] == brec[0].shape[0] == query.space.crossing[0]

@@ -19,9 +19,8 @@ from engine.crp.metric import FORBIDDEN
 from engine.crp.customization.cell_metric import CostOverflow
 from engine.crp.query.search import bidirectional, clear, reaches
 from engine.crp.query.staged import staged
-from engine.crp.query.unpack import (
-    back_scratch, bottom_space, search_records, search_steps, tree_space, unpack_path,
-)
+from engine.crp.query.lanes import Lanes
+from engine.crp.query.unpack import bottom_space, search_steps, tree_space
 from engine.core.arrays import huge
 from engine.core.cores import side_thread
 from engine.core.paths import Unreachable, check_node, path_from_arcs, unreachable
@@ -62,11 +61,10 @@ class CrpQuery:
         self._touched = np.empty(m + 1 + seeds, dtype=np.int32)
         self._back = np.empty(m + 1, dtype=np.int32)
         self._side = side_thread()
-        self._back_scratch = None          # unpack.back_scratch, made on first use
         self._heaps = (np.empty(m, np.int64), np.empty(m, np.int64))
         self._ntouched = 0
-        self._urec = huge(search_records(m, 4))         # unpacking's local searches
-        self._utouched = np.empty(m + 1, dtype=np.int32)
+        # the unpacking's scratch, one set per thread (lanes.py)
+        self._lanes = Lanes(int(q.crossing[0]) if q.crossing.size else 0, self._bottom[1])
         self._in_q = q.q_of_arc[g.backward.in_arc]          # the arcs into each node
         # global cell index of every node per level, for the s and t cells
         self._node_cell = np.ascontiguousarray(
@@ -74,8 +72,9 @@ class CrpQuery:
         self._bounds = TopBounds(overlay, q, backend)
         self._levels_of = None                              # the last search's (for steps)
         # the last route's split, ms: the top-level bound tables (bounds.py: all built
-        # by the first route after a metric), the search, the unpacking
-        self.last_ms = {"bounds": 0.0, "search": 0.0, "unpack": 0.0}
+        # by the first route after a metric), the search, the unpacking; the search's
+        # two stages where it took them (staged.py; 0 otherwise)
+        self.last_ms = {"bounds": 0.0, "search": 0.0, "unpack": 0.0, "inside": 0.0, "across": 0.0}
         self._meet = -1                                     # the last search's meeting arc
 
     def _use(self, metric) -> None:
@@ -95,10 +94,12 @@ class CrpQuery:
         trees = metric.trees if metric.trees is not None else np.zeros(0, dtype)
         self._hints = (first, vertex_first, vertex_q, entry_first, trees.astype(dtype, copy=False),
                        self._bottom[0], self.turn_weight_q, self._bottom[1])
-        # the backward search's column-major copy of the matrices (search._column),
-        # filled per cell on first use: np.empty touches no page until then
+        # the backward searches' column-major copy of the matrices (search._column),
+        # filled per cell on first use (np.empty touches no page until then) and
+        # stamped by who filled it; the last array is the search's own stamp
         self._columns = (np.empty(self.shortcuts.size, self.shortcuts.dtype),
-                         np.zeros(q.entry_first.size, np.uint8), q.clique_first)
+                         np.zeros(q.entry_first.size, np.int64), q.clique_first,
+                         np.zeros(1, np.int64))
         if hasattr(self, "_bounds"):
             self._bounds.reset()
 
@@ -151,6 +152,7 @@ class CrpQuery:
         cs, ct = self._node_cell[s_node], self._node_cell[t_node]
         stamps, query = self._bounds.steps
         query[0] += 1                      # this search's number (staged.py's steps)
+        self._columns[3][0] = 16 * query[0]       # search._column: phase 2q, lane 0
         t0 = time.perf_counter()
         bounds = self._bounds.get(cs, ct, self.shortcuts)
         t1 = time.perf_counter()
@@ -158,12 +160,14 @@ class CrpQuery:
                 self._dist, self._rec, self._touched, self._ntouched, self._heaps, bounds,
                 self._columns)
         top = self._bounds.top
+        stages = {}
         if self.two_stage and top >= 0 and cs[top] != ct[top]:   # different top cells
-            best, meet, nt = staged(*args, self._back, self._side)
+            best, meet, nt = staged(*args, self._back, self._side, stages)
         else:
             best, meet, nt = bidirectional(*args)
         t2 = time.perf_counter()
-        self.last_ms = {"bounds": (t1 - t0) * 1e3, "search": (t2 - t1) * 1e3, "unpack": 0.0}
+        self.last_ms = {"bounds": (t1 - t0) * 1e3, "search": (t2 - t1) * 1e3, "unpack": 0.0,
+                        "inside": stages.get("inside", 0.0), "across": stages.get("across", 0.0)}
         self._ntouched, self._meet = nt, meet
         q = self.space
         self._levels_of = (q.arc_level, self.query_level, q.head_rec, q.tail_rec, cs, ct,
@@ -193,16 +197,15 @@ class CrpQuery:
         return self.overlay.turns
 
     def _unpack(self, meet: int) -> np.ndarray:
-        """Original arcs of the search path through ``meet``."""
+        """Original arcs of the search path through ``meet`` (on several threads where
+        the metric has no trees: lanes.py)."""
         q = self.space
-        # searches above level 0 only without the metric's trees: room for them then
-        need = 0 if self._hints[4].size else int(q.crossing[0])
-        if self._back_scratch is None or self._back_scratch[1].size < need + 1:
-            self._back_scratch = back_scratch(need)
-        back = (q.tail_rec, q.entry_first, q.entry_q, self._columns, *self._back_scratch)
-        arcs = unpack_path(meet, self._rec, self._levels_of, self._unpack_space, self.shortcuts,
-                           q.clique_first, self._urec, self._utouched, self._heaps[0],
-                           self._hints, back)
+        arcs, levels = search_steps(meet, self._rec, self._levels_of)
+        back = (q.tail_rec, q.entry_first, q.entry_q, self._columns)
+        phase = 2 * int(self._levels_of[7]) + 1          # search._column's stamps
+        arcs = self._lanes.unpack(arcs, levels, phase, self._hints[4].size == 0, q.tail_rec,
+                                  self._unpack_space, self.shortcuts, q.clique_first,
+                                  self._hints, back)
         return q.arc_of_q[arcs]
 
 

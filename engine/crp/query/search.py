@@ -92,7 +92,8 @@ def bidirectional(sources, source_cost, targets, graph, cells, cs, ct, shortcuts
     the heaps are left empty. graph: the turns both ways; cells: the overlay's arrays;
     bounds: (lower bounds to t, from s, per top cell to t, from s, top cell of a cell,
     the top level, top_upper's scratch); columns: (the matrices column-major, a
-    flag per cell whether its columns are filled, clique_first), see _column."""
+    stamp per cell once its columns are filled, clique_first, the caller's stamp),
+    see _column."""
     hf, hb = heaps
     nf, nb_, nt, best, meet = start(sources, source_cost, targets, dist, rec, heaps, touched,
                                     nt_old)
@@ -193,17 +194,25 @@ def _column(cb, base, shortcuts, entry_first, exit_first, columns):
     exits), as (the column-major copy, where that column starts in it). Read in
     place, a column steps by the exit count: one cache line per value in a large
     cell (~16% of a query's time on 1 M nodes; more as cells grow). The copy is
-    filled cell by cell the first time a backward search reads the cell, and made
-    anew with each metric (its pages are touched only for the cells it fills)."""
-    col, filled, clique_first = columns
+    filled cell by cell the first time a search reads the cell, and made anew with
+    each metric (its pages are touched only for the cells it fills).
+
+    Unpacking fills it from several threads at once (lanes.py), so each cell's stamp
+    says who filled it: query number x 8 + lane (columns[3][0] is the caller's). A
+    cell filled in an earlier query is read as it is (those threads were joined
+    since); one stamped by another lane of this query may still be being written,
+    so the caller fills it itself (the same values) and reads its own writes. That
+    needs no atomics and holds on any processor."""
+    col, filled, clique_first, me = columns[0], columns[1], columns[2], columns[3][0]
     c0 = clique_first[cb]
     ne = entry_first[cb + 1] - entry_first[cb]
-    if not filled[cb]:
+    f = filled[cb]
+    if f == 0 or (f >> 3 == me >> 3 and f != me):
         nx = exit_first[cb + 1] - exit_first[cb]
         for i in range(ne):
             for j in range(nx):
                 col[c0 + j * ne + i] = shortcuts[c0 + i * nx + j]
-        filled[cb] = 1
+        filled[cb] = me
     return col, c0 + (base - c0) * ne
 
 

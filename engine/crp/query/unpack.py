@@ -272,23 +272,25 @@ def _tree_steps(l, e, x, head_rec, tail_rec, clique_first, exit_first, hints, st
     raise RuntimeError("a shortcut has no path in its cell's tree")
 
 
-@nb.njit(cache=True)
-def unpack_path(meet, rec, levels_of, space, shortcuts, clique_first, urec, touched, heap,
-                hints, back):
-    """Arcs (query ids) of the search path through ``meet`` (rec: the search's
-    records). ``urec`` ([m, 4]: cost, predecessor, heap slot) is FORBIDDEN, -, -1
-    everywhere and is left so; touched and the heap are scratch. ``hints``: the trees
-    (tree_space and the metric's values; none: search above level 0 too), level 0's
-    local graph, the turn weights it indexes and its scratch (bottom_space).
-    ``back``: what the searches above level 0 need backwards (tail_rec, entry_first,
-    entry_q, the query's columns, and brec, its list and heap: back_scratch)."""
-    step_arc, step_level = search_steps(meet, rec, levels_of)
-    tail_rec, head_rec, exit_first = levels_of[3], space[4], space[5]
+@nb.njit(cache=True, nogil=True)
+def unpack_steps(step_arc, step_level, lo, hi, tail_rec, space, shortcuts, clique_first, urec,
+                 touched, heap, hints, back):
+    """Arcs (query ids) of the search path's steps lo..hi-1 (search_steps: step i > 0
+    of level l >= 0 is a level-l shortcut from arc i-1 to arc i, whose arcs after arc
+    i-1 it gives; else arc i itself), so that runs of steps unpack apart and join in
+    order (lanes.py). ``urec`` ([crossing[0], 4]: cost, predecessor, heap slot) is
+    FORBIDDEN, -, -1 everywhere and is left so; touched and the heap are scratch.
+    ``hints``: the trees (tree_space and the metric's values; none: search above
+    level 0 too), level 0's local graph, the turn weights it indexes and its scratch
+    (bottom_space). ``back``: what the searches above level 0 need backwards
+    (tail_rec, entry_first, entry_q, the query's columns with the caller's stamp,
+    and brec, its list and heap: back_scratch)."""
+    head_rec, exit_first = space[4], space[5]
     entry_first, trees, bottom, turn_weight, scratch = hints[3:]
     out = np.empty(1024, dtype=np.int64)
     n = 0
     stack = np.empty((64, 3), dtype=np.int64)     # shortcuts to unpack: (level, entry, exit)
-    for i in range(step_arc.size):
+    for i in range(lo, hi):
         if i == 0 or step_level[i] < 0:
             if n == out.size:                       # grow() only then: each call of an
                 out = grow(out, n + 1)              # array function costs refcounting

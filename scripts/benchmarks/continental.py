@@ -11,7 +11,7 @@ calls one or two at a time (the folder survives while the machine stays warm):
 
 - reference: SciPy's Dijkstra by travel time from 3 sources, kept as .npy;
 - crp: partition, overlay + level-0 microcode, customization on one GPU and on every
-  GPU (median of 5, equal results), CRP queries on the CPU (median of 200 pairs);
+  GPU (median of 5, equal results), CRP queries on the CPU (median of 600 pairs, then again with the path unpacked on one thread);
   exactness on the network without its turn bans under a decoder with free turns;
 - ch: CU-CH contraction (first call, then warm), PHAST compute and the window's result
   (compute + colour bins on the host), exact against the reference;
@@ -36,7 +36,7 @@ NODES = int(float(os.environ.get("ROUTELAB_CONTINENTAL", 1_000_000)))
 FOLDER = Path(os.environ.get("ROUTELAB_CONTINENTAL_DIR", "/tmp/routelab-continental"))
 STAGES = ("reference", "crp", "ch", "sssp", "pipeline")
 SOURCES = 3
-QUERY_PAIRS = 200
+QUERY_PAIRS = 600
 RUNS = 5
 HEADER = ["what", "figure", "target (24 M)", "notes"]
 FREE_TURNS = 'name = "free-turns"\nkind = "metric"\nmetric = "travel_time"\nscale = 1\n'
@@ -170,6 +170,13 @@ def stage_crp() -> dict:
     times, _ = timed_routes(query, pairs, after=lambda q: split.append(dict(q.last_ms)))
     out["query_ms"] = statistics.median(times)
     out["query_split_ms"] = {k: statistics.median(s[k] for s in split) for k in split[0]}
+    lanes = query._lanes.count
+    for count in sorted({1, lanes}):           # the unpacking on one thread, the same pairs
+        query._lanes.count = count
+        split = []
+        times, _ = timed_routes(query, pairs, after=lambda q: split.append(q.last_ms["unpack"]))
+        out[f"query_ms {count} lanes"] = [statistics.median(times), statistics.median(split)]
+    query._lanes.count = lanes
     out["wrong_routes"], out["checked_routes"] = _check_crp(g, query)
     out["rss_gb"] = _peak_gb()
     return out
@@ -440,7 +447,9 @@ def _rows(stage: str, r: dict) -> list[list[str]]:
                  f"{QUERY_PAIRS} pairs after a first query ({r.get('first_query_s', 0):.1f} s, "
                  f"of which the top level's bound tables {r.get('bound_tables_s', 0):.1f} s); "
                  f"{r['wrong_routes']} wrong of {r['checked_routes']} "
-                 f"against SciPy (free turns); peak RSS before queries {r['rss_before_query_gb']:.1f} GB"])
+                 f"against SciPy (free turns); peak RSS before queries {r['rss_before_query_gb']:.1f} GB"
+                 + "".join(f"; unpacking on {k.split()[1]} thread(s) again: {v[0]:.2f} ms (unpack "
+                           f"{v[1]:.2f})" for k, v in r.items() if k.startswith("query_ms ") and k.endswith("lanes"))])
     return rows
 
 

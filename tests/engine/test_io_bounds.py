@@ -241,10 +241,11 @@ def test_cancel_acts_inside_a_dimacs_parse_of_new_york(after):
     from engine.io import load
     from engine.core.progress import CancelToken, Cancelled
     token, outcome = CancelToken(), {}
+    path = need(NY_D)               # here: a skip raised in the thread would be lost
 
     def run():
         try:
-            load(need(NY_D), cancel=token)
+            load(path, cancel=token)
             outcome["end"] = "loaded"
         except Cancelled:
             outcome["end"] = "cancelled"

@@ -11,7 +11,8 @@ calls one or two at a time (the folder survives while the machine stays warm):
 
 - reference: SciPy's Dijkstra by travel time from 3 sources, kept as .npy;
 - crp: partition, overlay + level-0 microcode, customization on one GPU and on every
-  GPU (median of 5, equal results), CRP queries on the CPU (median of 600 pairs, then again with the path unpacked on one thread);
+  GPU (median of 5, equal results), CRP queries on the CPU (median of 600 pairs, then
+  again with the path unpacked on one thread);
   exactness on the network without its turn bans under a decoder with free turns;
 - ch: CU-CH contraction (first call, then warm), PHAST compute and the window's result
   (compute + colour bins on the host), exact against the reference;
@@ -449,7 +450,8 @@ def _rows(stage: str, r: dict) -> list[list[str]]:
                  f"{r['wrong_routes']} wrong of {r['checked_routes']} "
                  f"against SciPy (free turns); peak RSS before queries {r['rss_before_query_gb']:.1f} GB"
                  + "".join(f"; unpacking on {k.split()[1]} thread(s) again: {v[0]:.2f} ms (unpack "
-                           f"{v[1]:.2f})" for k, v in r.items() if k.startswith("query_ms ") and k.endswith("lanes"))])
+                           f"{v[1]:.2f})" for k, v in r.items()
+                           if k.startswith("query_ms ") and k.endswith("lanes"))])
     return rows
 
 

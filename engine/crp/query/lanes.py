@@ -46,19 +46,19 @@ class Lanes:
                 tuple(np.empty_like(a) for a in self._bottom), np.zeros(1, np.int64))
         return self._scratch[i, searches]
 
-    def unpack(self, step_arc, step_level, phase: int, searches: bool, tail_rec, space,
-               shortcuts, clique_first, hints, back) -> np.ndarray:
-        """Arcs (query ids) of the whole step list. ``phase``: this unpacking's number
-        (the columns' stamps: phase x 8 + lane); ``searches``: False where the metric's
-        trees make unpacking a walk (one lane then); hints and back as unpack_steps
-        takes them, less the per-lane parts."""
+    def unpack(self, step_arc, step_level, query: int, searches: bool, space, shortcuts,
+               clique_first, hints, back) -> np.ndarray:
+        """Arcs (query ids) of the whole step list. ``query``: the search's number (the
+        lanes' column stamps); ``searches``: False where the metric's trees make
+        unpacking a walk (one lane then); hints and back as unpack_steps takes them,
+        less the per-lane parts."""
         runs = split_runs(step_level, self.count if searches else 1)
         jobs = []
         for i, (lo, hi) in enumerate(runs):
             urec, touched, heap, brec, bottom, stamp = self.scratch(i, searches)
-            stamp[0] = phase * 8 + i
+            stamp[0] = column_stamp(query, i, unpacking=True)
             columns = (*back[3][:3], stamp)
-            args = (step_arc, step_level, lo, hi, tail_rec, space, shortcuts, clique_first,
+            args = (step_arc, step_level, lo, hi, back[0], space, shortcuts, clique_first,
                     urec, touched, heap, (*hints[:7], bottom), (*back[:3], columns, *brec))
             jobs.append(args)
         if len(jobs) == 1:
@@ -67,6 +67,13 @@ class Lanes:
         later = [pool.submit(unpack_steps, *args) for args in jobs[1:]]
         first = unpack_steps(*jobs[0])
         return np.concatenate([first] + [f.result() for f in later])
+
+
+def column_stamp(query: int, lane: int, unpacking: bool) -> int:
+    """search._column's stamp: phase x 8 + lane, where query q's search is phase 2q and
+    its unpacking phase 2q + 1 (so the lanes read what the search filled as filled in
+    an earlier phase)."""
+    return (2 * query + int(unpacking)) * 8 + lane
 
 
 def split_runs(step_level: np.ndarray, lanes: int) -> list[tuple[int, int]]:

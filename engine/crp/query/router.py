@@ -19,7 +19,7 @@ from engine.crp.metric import FORBIDDEN
 from engine.crp.customization.cell_metric import CostOverflow
 from engine.crp.query.search import bidirectional, clear, reaches
 from engine.crp.query.staged import staged
-from engine.crp.query.lanes import Lanes
+from engine.crp.query.lanes import Lanes, column_stamp
 from engine.crp.query.unpack import bottom_space, search_steps, tree_space
 from engine.core.arrays import huge
 from engine.core.cores import side_thread
@@ -152,7 +152,7 @@ class CrpQuery:
         cs, ct = self._node_cell[s_node], self._node_cell[t_node]
         stamps, query = self._bounds.steps
         query[0] += 1                      # this search's number (staged.py's steps)
-        self._columns[3][0] = 16 * query[0]       # search._column: phase 2q, lane 0
+        self._columns[3][0] = column_stamp(int(query[0]), 0, unpacking=False)
         t0 = time.perf_counter()
         bounds = self._bounds.get(cs, ct, self.shortcuts)
         t1 = time.perf_counter()
@@ -202,10 +202,9 @@ class CrpQuery:
         q = self.space
         arcs, levels = search_steps(meet, self._rec, self._levels_of)
         back = (q.tail_rec, q.entry_first, q.entry_q, self._columns)
-        phase = 2 * int(self._levels_of[7]) + 1          # search._column's stamps
-        arcs = self._lanes.unpack(arcs, levels, phase, self._hints[4].size == 0, q.tail_rec,
-                                  self._unpack_space, self.shortcuts, q.clique_first,
-                                  self._hints, back)
+        arcs = self._lanes.unpack(arcs, levels, int(self._levels_of[7]),
+                                  self._hints[4].size == 0, self._unpack_space,
+                                  self.shortcuts, q.clique_first, self._hints, back)
         return q.arc_of_q[arcs]
 
 

@@ -198,9 +198,9 @@ def _column(cb, base, shortcuts, entry_first, exit_first, columns):
     each metric (its pages are touched only for the cells it fills).
 
     Unpacking fills it from several threads at once (lanes.py), so each cell's stamp
-    says who filled it: query number x 8 + lane (columns[3][0] is the caller's). A
-    cell filled in an earlier query is read as it is (those threads were joined
-    since); one stamped by another lane of this query may still be being written,
+    says who filled it: phase x 8 + lane (lanes.column_stamp; columns[3][0] is the
+    caller's). A cell filled in an earlier phase is read as it is (those threads were
+    joined since); one stamped by another lane of this phase may still be being written,
     so the caller fills it itself (the same values) and reads its own writes. That
     needs no atomics and holds on any processor."""
     col, filled, clique_first, me = columns[0], columns[1], columns[2], columns[3][0]

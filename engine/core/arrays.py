@@ -43,21 +43,40 @@ def prefetch(typingctx, arr, i):
     return types.void(arr, types.intp), codegen
 
 
+HUGE_PAGE = 2 << 20
+
+
+def huge_buffer(nbytes: int) -> tuple[mmap.mmap, memoryview, int]:
+    """Fresh private anonymous memory of ``nbytes`` (rounded up to 2 MB) that asks Linux
+    for 2 MB pages (where it has them): (the mapping, a 2 MB-aligned writable view of
+    it, that view's address). Zero until written, and no page is touched before."""
+    size = max(HUGE_PAGE, -(-nbytes // HUGE_PAGE) * HUGE_PAGE)
+    # private: Linux gives shared anonymous memory no huge pages
+    buf = mmap.mmap(-1, size + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    try:
+        buf.madvise(mmap.MADV_HUGEPAGE)
+    except (OSError, AttributeError):    # no transparent huge pages: ordinary pages do
+        pass
+    address = np.frombuffer(buf, dtype=np.uint8).ctypes.data
+    skip = -address % HUGE_PAGE
+    return buf, memoryview(buf)[skip:skip + size], address + skip
+
+
+def huge_zeros(shape, dtype) -> np.ndarray:
+    """Zeros on 2 MB pages for a large array (1 MB or more) that a query reads at random:
+    those reads then seldom miss the TLB. A small one starts on a 64-byte line."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes < 1 << 20:
+        raw = np.zeros(nbytes + 64, dtype=np.uint8)
+        skip = -raw.ctypes.data % 64
+        return raw[skip:skip + nbytes].view(dtype).reshape(shape)
+    view = huge_buffer(nbytes)[1]
+    return np.frombuffer(view[:nbytes], dtype=dtype).reshape(shape)
+
+
 def huge(a: np.ndarray) -> np.ndarray:
-    """A copy of a large array in fresh memory that asks Linux for 2 MB pages (where
-    it has them): the query's random reads over ~100 MB then seldom miss the TLB.
-    Small arrays are just copied, on a 64-byte boundary."""
-    page = 2 << 20 if a.nbytes >= 1 << 20 and hasattr(mmap, "MADV_HUGEPAGE") else 64
-    if page > 64:         # private: Linux gives shared anonymous memory no huge pages
-        buf = mmap.mmap(-1, a.nbytes + page, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-        try:
-            buf.madvise(mmap.MADV_HUGEPAGE)
-        except OSError:   # a kernel without transparent huge pages: ordinary pages do
-            pass
-        raw = np.frombuffer(buf, dtype=np.uint8)
-    else:
-        raw = np.empty(a.nbytes + page, dtype=np.uint8)
-    skip = -raw.ctypes.data % page
-    out = raw[skip:skip + a.nbytes].view(a.dtype).reshape(a.shape)
+    """A copy of ``a``, on 2 MB pages where it is large (huge_zeros)."""
+    out = huge_zeros(a.shape, a.dtype)
     out[...] = a
     return out

@@ -24,6 +24,9 @@ from types import ModuleType
 
 import numpy as np
 
+from engine.core.arrays import huge_zeros
+from engine.core.pinned import shared_pool
+
 CHOICES = ("auto", "cpu", "gpu")
 THREADS = 256          # threads per block of a 1-D launch unless told otherwise
 
@@ -200,16 +203,20 @@ class Backend:
             a.data.copy_to_host_async(ctypes.c_void_p(out.ctypes.data), a.nbytes)
 
     # ------------------------------------------------------------ host memory
-    def host_empty(self, shape, dtype) -> np.ndarray:
+    def host_empty(self, shape, dtype, huge: bool = False) -> np.ndarray:
         """A host array for results copied from the device: on the GPU it comes from
         CuPy's pinned-memory pool, so a later run reuses page-locked memory (no
-        first-touch page faults, one direct DMA) instead of fresh pages."""
+        first-touch page faults, one direct DMA) instead of fresh pages; ``huge``: on
+        2 MB pages, for what a query reads at random (pinned.py on the GPU)."""
         if self.is_gpu:
+            if huge:
+                return shared_pool(self.xp.cuda.runtime).empty(shape, dtype)
             import cupyx
             return cupyx.empty_pinned(shape, dtype=dtype)
-        return np.empty(shape, dtype=dtype)
+        return huge_zeros(shape, dtype) if huge else np.empty(shape, dtype=dtype)
 
-    def to_host(self, a, out: np.ndarray | None = None, pinned: bool = False) -> np.ndarray:
+    def to_host(self, a, out: np.ndarray | None = None, pinned: bool = False,
+                huge: bool = False) -> np.ndarray:
         """``a`` as a host array: into ``out`` when given, else a new array (from
         ``host_empty`` with ``pinned``; ``a`` must then be contiguous)."""
         if not hasattr(a, "get"):                 # already a host array
@@ -220,7 +227,7 @@ class Backend:
         if out is None:
             if not pinned:
                 return a.get()
-            out = self.host_empty(a.shape, a.dtype)
+            out = self.host_empty(a.shape, a.dtype, huge)
         a.get(out=out)
         return out
 

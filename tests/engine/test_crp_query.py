@@ -313,3 +313,23 @@ def test_routes_without_hints_on_four_levels_match_the_oracle():
     assert compare_with_oracle(g, overlay, bare, query, 15, 20, seed=43) == 300
     urec, _, _, brec, _, _ = query._lanes.scratch(0)       # sized by the arcs crossing level 0
     assert urec.shape[0] == brec[0].shape[0] == query.space.crossing[0]
+
+
+def test_row_chunk_test_flags_exactly_the_chunks_with_an_improving_exit():
+    """staged._improves (the A*'s vector pre-test of ROW_CHUNK exits): True iff some exit
+    j in [lo, hi) has d + row[j] below both its own cost and best, FORBIDDEN weights and
+    costs included (sums are int64: no wrap)."""
+    from engine.crp.query.staged import _improves
+    rng = np.random.default_rng(3)
+    for _ in range(400):
+        n = int(rng.integers(1, 90))
+        shortcuts = rng.integers(0, 1000, n + 40).astype(np.int32)
+        shortcuts[rng.random(shortcuts.size) < 0.2] = FORBIDDEN
+        fc = rng.integers(0, 1500, n + 40).astype(np.int32)
+        fc[rng.random(fc.size) < 0.3] = FORBIDDEN
+        base, k0 = int(rng.integers(0, 40)), int(rng.integers(0, 40))
+        d, best = np.int64(rng.integers(0, 800)), np.int64(rng.choice([FORBIDDEN, 1200]))
+        lo = int(rng.integers(0, n))
+        hi = int(rng.integers(lo, n + 1))
+        want = any(d + shortcuts[base + j] < min(fc[k0 + j], best) for j in range(lo, hi))
+        assert _improves(shortcuts, base, fc, k0, d, best, lo, hi) == want

@@ -255,11 +255,14 @@ class Customizer:
         backend, xp, device = self.backend, self.backend.xp, self.device_shortcuts
         turn_weight = xp.asarray(turn_weight, dtype=xp.int32)
         flat = xp.concatenate(device) if device else xp.zeros(0, xp.int32)
-        host = [backend.to_host(xp.ascontiguousarray(xp.asarray(a, dtype=xp.int32)), pinned=True)
-                for a in (arc_cost, turn_weight, turn_weight[self._device_turn_order], flat)]
+        # what the query reads at random (its turn weights, the matrices) on 2 MB pages
+        host = [backend.to_host(xp.ascontiguousarray(xp.asarray(a, dtype=xp.int32)), pinned=True,
+                                huge=huge)
+                for a, huge in ((arc_cost, False), (turn_weight, False),
+                                (turn_weight[self._device_turn_order], True), (flat, True))]
         sizes = [t.num_shortcuts for t in self.overlay.levels]
         if self.devices:             # each GPU copies its parts straight into one array
-            host[3] = backend.host_empty(sum(sizes), np.int32)
+            host[3] = backend.host_empty(sum(sizes), np.int32, huge=True)
             self.gpu.copy_to_host(host[3])
         ends = np.cumsum(sizes)
         shortcuts = np.split(host[3], ends[:-1]) if sizes else []

@@ -45,6 +45,7 @@ import numba as nb
 import numpy as np
 
 from engine.crp.metric import FORBIDDEN
+from engine.core.arrays import huge_zeros
 from engine.core.heaps import (
     packed_forget as forget, packed_pop as pop, packed_push_or_decrease as push_or_decrease,
 )
@@ -69,10 +70,10 @@ class TopBounds:
         self.group, self.groups = _entry_groups(q, top, self.btop)
         # [target cell][top arc or cell][group]: the A*'s bound (staged._h) reads one
         # arc's groups together, one cache line rather than one line per group
-        self.group_lb = np.zeros((self.cells, self.btop, self.groups), np.int32)
+        self.group_lb = huge_zeros((self.cells, self.btop, self.groups), np.int32)
         self.group_cell_lb = np.zeros((self.cells, self.cells, self.groups), np.int32)
         self.group_rest = np.zeros(self.groups, np.int64)     # the query's scratch
-        self.lb = np.zeros((2, self.cells, self.btop), np.int32)
+        self.lb = huge_zeros((2, self.cells, self.btop), np.int32)   # 2 MB pages: read at random
         self.cell_lb = np.zeros((2, self.cells, self.cells), np.int32)
         self.done = np.zeros((2, self.cells), dtype=bool)
         self.done[:] = top < 0

@@ -21,7 +21,7 @@ from engine.crp.query.search import bidirectional, clear, reaches
 from engine.crp.query.staged import staged
 from engine.crp.query.lanes import Lanes, column_stamp
 from engine.crp.query.unpack import bottom_space, search_steps, tree_space
-from engine.core.arrays import huge
+from engine.core.arrays import huge, huge_zeros
 from engine.core.cores import side_thread
 from engine.core.paths import Unreachable, check_node, path_from_arcs, unreachable
 
@@ -83,9 +83,12 @@ class CrpQuery:
         self.cell_metric, self.metric = metric, metric.name
         self.turn_weight_q = (metric.turn_weight_q if metric.turn_weight_q is not None
                               else metric.turn_weight[q.turn_order])
-        self.shortcuts = (metric.flat_shortcuts if metric.flat_shortcuts is not None
-                          else np.concatenate(metric.shortcuts) if metric.shortcuts
-                          else np.zeros(0, np.int32))
+        self.shortcuts = metric.flat_shortcuts          # the GPU's: on 2 MB pages already
+        if self.shortcuts is None:                      # the A* reads rows all over them
+            sizes = [s.size for s in metric.shortcuts]
+            self.shortcuts = huge_zeros(sum(sizes), np.int32)
+            if sizes:
+                np.concatenate(metric.shortcuts, out=self.shortcuts)
         self._graph = (q.first_turn, q.to_q, q.first_turn_in, q.turn_in, q.from_q,
                        self.turn_weight_q, q.arc_level)
         self._unpack_space = (q.first_turn, q.to_q, self.turn_weight_q, q.crossing, q.head_rec,
@@ -95,9 +98,9 @@ class CrpQuery:
         self._hints = (first, vertex_first, vertex_q, entry_first, trees.astype(dtype, copy=False),
                        self._bottom[0], self.turn_weight_q, self._bottom[1])
         # the backward searches' column-major copy of the matrices (search._column),
-        # filled per cell on first use (np.empty touches no page until then) and
+        # filled per cell on first use (no page is touched until then) and
         # stamped by who filled it; the last array is the search's own stamp
-        self._columns = (np.empty(self.shortcuts.size, self.shortcuts.dtype),
+        self._columns = (huge_zeros(self.shortcuts.size, self.shortcuts.dtype),
                          np.zeros(q.entry_first.size, np.int64), q.clique_first,
                          np.zeros(1, np.int64))
         if hasattr(self, "_bounds"):

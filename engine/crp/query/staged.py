@@ -61,6 +61,10 @@ from engine.core.heaps import (
     packed_forget as forget, packed_pop as pop, packed_push_or_decrease as push_or_decrease,
 )
 
+# exits a row tests at once in vector code before the scalar loop looks at them one by
+# one: about 2.6 of a top row's ~550 exits improve (12 M nodes)
+ROW_CHUNK = 32
+
 
 def staged(sources, source_cost, targets, graph, cells, cs, ct, shortcuts, dist, rec, touched,
            nt_old, heaps, bounds, columns, back, side=None, ms=None):
@@ -223,17 +227,33 @@ def _expand(x, cells, shortcuts, dist, rec, touched, nt, heap, size, best, meet,
     the query's number: unpack.search_steps then takes the step as a top-level one."""
     head_rec, exit_first, exit_arc = cells[1], cells[5], cells[6]
     top, fc, first, stamps, query = bounds[5], bounds[14], bounds[15], bounds[16], bounds[17][0]
-    d = dist[x, 0]
+    d = np.int64(dist[x, 0])
     cb, base = head_rec[x, top, 0], head_rec[x, top, 1]
     lo = exit_first[cb]
     k0 = lo - first
-    for j in range(exit_first[cb + 1] - lo):
-        nd = d + shortcuts[base + j]
-        if nd < fc[k0 + j] and nd < best:           # h only for an arc that improves
-            y = exit_arc[lo + j]
-            key = nd + _h(y, bounds, rest, leave_t)
-            size, nt, best, meet = _relax(y, nd, key, x, 0, dist, rec, heap, size, touched, nt,
-                                          best, meet, False)
-            fc[k0 + j] = nd
-            stamps[y] = query
+    n = exit_first[cb + 1] - lo
+    for c0 in range(0, n, ROW_CHUNK):
+        c1 = min(c0 + ROW_CHUNK, n)
+        if not _improves(shortcuts, base, fc, k0, d, best, c0, c1):
+            continue
+        for j in range(c0, c1):
+            nd = d + shortcuts[base + j]
+            if nd < fc[k0 + j] and nd < best:       # h only for an arc that improves
+                y = exit_arc[lo + j]
+                key = nd + _h(y, bounds, rest, leave_t)
+                size, nt, best, meet = _relax(y, nd, key, x, 0, dist, rec, heap, size, touched,
+                                              nt, best, meet, False)
+                fc[k0 + j] = nd
+                stamps[y] = query
     return size, nt, best, meet
+
+
+@nb.njit(cache=True, _nrt=False, inline="always")
+def _improves(shortcuts, base, fc, k0, d, best, lo, hi):
+    """Whether an exit in [lo, hi) of the row at ``base`` improves: one pass without
+    branches, its indices unsigned (no wraparound test), so LLVM makes it vector code."""
+    hit = 0
+    for j in range(lo, hi):
+        nd = np.int64(shortcuts[np.uint64(base + j)]) + d
+        hit |= (nd < fc[np.uint64(k0 + j)]) & (nd < best)
+    return hit != 0

@@ -63,6 +63,13 @@ def _held_gb() -> float:
     return _status_gb("VmRSS:")
 
 
+def _huge_pages_gb() -> float:
+    """This process's memory on transparent 2 MB pages (engine/core/arrays.py huge_zeros)."""
+    with open("/proc/self/smaps_rollup") as f:
+        return next((int(line.split()[1]) for line in f if line.startswith("AnonHugePages:")),
+                    0) / 2**20
+
+
 def _status_gb(field: str) -> float:
     with open("/proc/self/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith(field)) / 2**20
@@ -180,6 +187,7 @@ def stage_crp() -> dict:
     query._lanes.count = lanes
     out["wrong_routes"], out["checked_routes"] = _check_crp(g, query)
     out["rss_gb"] = _peak_gb()
+    out["huge_pages_gb"] = _huge_pages_gb()
     return out
 
 

@@ -210,7 +210,8 @@ class _HostGpu:
                 assert out.shape == a.shape
                 out[...] = a
 
-            def host_empty(self, shape, dtype):
+            def host_empty(self, shape, dtype, huge=False):
+                assert huge                                     # the matrices: 2 MB pages
                 return np.full(shape, -7, dtype=dtype)          # unwritten entries show
 
         return HostGpu("gpu", np, f"host {device_id}", 0, device_id)

@@ -24,9 +24,6 @@ from types import ModuleType
 
 import numpy as np
 
-from engine.core.arrays import huge_zeros
-from engine.core.pinned import shared_pool
-
 CHOICES = ("auto", "cpu", "gpu")
 THREADS = 256          # threads per block of a 1-D launch unless told otherwise
 
@@ -208,6 +205,8 @@ class Backend:
         CuPy's pinned-memory pool, so a later run reuses page-locked memory (no
         first-touch page faults, one direct DMA) instead of fresh pages; ``huge``: on
         2 MB pages, for what a query reads at random (pinned.py on the GPU)."""
+        from engine.core.arrays import huge_zeros     # here, not at the top: Numba
+        from engine.core.pinned import shared_pool
         if self.is_gpu:
             if huge:
                 return shared_pool(self.xp.cuda.runtime).empty(shape, dtype)

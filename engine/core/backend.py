@@ -205,14 +205,16 @@ class Backend:
         CuPy's pinned-memory pool, so a later run reuses page-locked memory (no
         first-touch page faults, one direct DMA) instead of fresh pages; ``huge``: on
         2 MB pages, for what a query reads at random (pinned.py on the GPU)."""
-        from engine.core.arrays import huge_zeros     # here, not at the top: Numba
-        from engine.core.pinned import shared_pool
-        if self.is_gpu:
-            if huge:
+        if huge:                 # imported here, not at the top: they import Numba
+            if self.is_gpu:
+                from engine.core.pinned import shared_pool
                 return shared_pool(self.xp.cuda.runtime).empty(shape, dtype)
+            from engine.core.arrays import huge_zeros
+            return huge_zeros(shape, dtype)
+        if self.is_gpu:
             import cupyx
             return cupyx.empty_pinned(shape, dtype=dtype)
-        return huge_zeros(shape, dtype) if huge else np.empty(shape, dtype=dtype)
+        return np.empty(shape, dtype=dtype)
 
     def to_host(self, a, out: np.ndarray | None = None, pinned: bool = False,
                 huge: bool = False) -> np.ndarray:

@@ -2,10 +2,11 @@
 
 The GPU customization's matrices come back to the host for the CPU query, whose A*
 reads them a row at a time all over a gigabyte (24 M nodes). CuPy's pinned pool gives
-4 KB pages, so nearly every row is a TLB miss; memory from engine.core.arrays'
-``huge_buffer``, registered with the driver (cudaHostRegister), is pinned too, so the copy is still one DMA, and the rows sit on
-2 MB pages (24 M nodes, 600 pairs, H200 host: query median 8.39-8.86 ms against
-9.20-9.34 ms, the A* 4.19-5.08 against 5.11-5.39 ms).
+4 KB pages, so nearly every row is a TLB miss. Memory from engine.core.arrays'
+``huge_buffer``, registered with the driver (cudaHostRegister), is pinned too, so the
+copy is still one DMA, and the rows sit on 2 MB pages (24 M nodes, 600 pairs, H200
+host: query median 8.39-8.86 ms against 9.20-9.34 ms, the A* 4.19-5.08 against
+5.11-5.39 ms).
 
 A buffer is lent as one array; every view of it (np.split, reshape) keeps that array
 alive, so the buffer is lent again only after all of them are gone. Buffers are never
